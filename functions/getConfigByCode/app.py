@@ -1,0 +1,59 @@
+"""POST /functions/getConfigByCode: the bot turns a deployment code into the project's configuration."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Depends
+from aws_lambda_powertools.event_handler.openapi.params import Body
+from aws_lambda_powertools.logging import correlation_paths
+from pydantic import BaseModel, Field
+
+from svcconf.api import BOT_TOKEN_AUTH, create_app, error_responses
+from svcconf.auth import BotCaller, bot_caller
+from svcconf.codes import resolve_code
+from svcconf.fields import DeploymentCodeText
+from svcconf.observability import logger, metrics, tracer
+
+
+class ConfigByCodeRequest(BaseModel):
+    code: DeploymentCodeText
+    user_id: str | None = Field(None, max_length=32, description="Chat-platform id of the user asking.")
+    consume: bool = Field(False, strict=True, description="Use the code up: later requests with it get 404.")
+
+
+class ConfigByCodeResponse(BaseModel):
+    configuration: dict[str, Any]
+    project_name: str
+    project_id: str
+    expires_at: datetime
+
+
+app = create_app("getConfigByCode")
+
+
+@app.post(
+    "/functions/getConfigByCode",
+    summary="Configuration of a project from its deployment code",
+    security=[{BOT_TOKEN_AUTH: []}],
+    responses={
+        200: {"description": "The configuration behind the code"},
+        **error_responses(400, 403, 404, 413, 415, 500),
+    },
+)
+def get_config_by_code(
+    request: Annotated[ConfigByCodeRequest, Body()],
+    _bot: Annotated[BotCaller, Depends(bot_caller)],
+) -> ConfigByCodeResponse:
+    resolved = resolve_code(request.code, user_id=request.user_id, consume=request.consume)
+    if request.consume:
+        metrics.add_metric(name="DeploymentCodeConsumed", unit="Count", value=1)
+    return ConfigByCodeResponse.model_validate(resolved.model_dump())
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+@metrics.log_metrics(capture_cold_start_metric=True)
+@tracer.capture_lambda_handler(capture_response=False)
+def lambda_handler(event: dict, context: Any) -> dict:
+    return app.resolve(event, context)

@@ -1,0 +1,114 @@
+"""Authentication as route dependencies: the bearer user (JWT, PyJWT) and the bot (x-bot-token)."""
+
+from __future__ import annotations
+
+import hmac
+from functools import cache
+from typing import Annotated, Any
+
+import jwt
+from aws_lambda_powertools.event_handler import Depends
+from aws_lambda_powertools.event_handler.request import Request
+from pydantic import BaseModel
+
+from svcconf.errors import Forbidden, ServiceUnavailable, Unauthorized
+from svcconf.observability import logger
+from svcconf.settings import get_settings
+
+HS_ALGORITHMS = ["HS256"]
+JWKS_ALGORITHMS = ["RS256", "ES256"]  # never "none", never HS* with a public key
+ADMIN_ROLE = "admin"
+LEEWAY_SECONDS = 30
+
+
+class BearerUser(BaseModel):
+    sub: str
+    role: str | None = None
+    token: str  # kept for chatAuth linking; never logged
+
+    model_config = {"frozen": True}
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == ADMIN_ROLE
+
+
+class BotCaller(BaseModel):
+    """The chat-platform bot, authenticated by its own token."""
+
+
+@cache
+def _jwks_client(url: str) -> jwt.PyJWKClient:
+    return jwt.PyJWKClient(url, cache_keys=True, lifespan=300, timeout=5)
+
+
+def _verification_key(token: str) -> tuple[Any, list[str]]:
+    settings = get_settings()
+    if settings.jwt_jwks_url:
+        try:
+            return _jwks_client(settings.jwt_jwks_url).get_signing_key_from_jwt(token).key, JWKS_ALGORITHMS
+        except jwt.PyJWKClientConnectionError as exc:
+            raise ServiceUnavailable("The bearer-token keys cannot be fetched right now.") from exc
+        except jwt.PyJWKClientError as exc:
+            raise Unauthorized("The bearer token is signed with an unknown key.") from exc
+    secret = settings.resolved_jwt_secret()
+    if not secret:
+        logger.error("bearer authentication is not configured (SVC_JWT_SECRET or SVC_JWT_JWKS_URL)")
+        raise ServiceUnavailable("Bearer authentication is not configured.")
+    return secret, HS_ALGORITHMS
+
+
+def verify_bearer_token(token: str) -> BearerUser:
+    settings = get_settings()
+    key, algorithms = _verification_key(token)
+    try:
+        claims = jwt.decode(
+            token,
+            key,
+            algorithms=algorithms,
+            issuer=settings.jwt_issuer or None,
+            audience=settings.jwt_audience or None,
+            leeway=LEEWAY_SECONDS,
+            options={"require": ["exp", "sub"], "verify_aud": bool(settings.jwt_audience)},
+        )
+    except jwt.ExpiredSignatureError as exc:
+        raise Unauthorized("The bearer token has expired.") from exc
+    except jwt.InvalidTokenError as exc:
+        raise Unauthorized("The bearer token is invalid.") from exc
+    role = claims.get("role")
+    return BearerUser(sub=str(claims["sub"]), role=role if isinstance(role, str) else None, token=token)
+
+
+def bearer_user(request: Request) -> BearerUser:
+    """Dependency: the caller of a bearer operation; 401 when the token is missing or invalid."""
+    scheme, _, token = (request.headers.get("authorization") or "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("Send Authorization: Bearer <token>.")
+    return verify_bearer_token(token.strip())
+
+
+def admin_user(user: Annotated[BearerUser, Depends(bearer_user)]) -> BearerUser:
+    """Dependency: a bearer user whose token carries role=admin; 403 for anyone else."""
+    if not user.is_admin:
+        raise Forbidden("Only administrators may do this.")
+    return user
+
+
+def optional_bearer_user(request: Request) -> BearerUser | None:
+    """Dependency: the bearer user when a valid token is sent, else None (chatAuth links when it can)."""
+    try:
+        return bearer_user(request)
+    except Unauthorized:
+        return None
+
+
+def bot_caller(request: Request) -> BotCaller:
+    """Dependency: the bot, proven by x-bot-token; 403 when missing or wrong (compared in constant time)."""
+    expected = get_settings().resolved_bot_token()
+    if not expected:
+        logger.error("the bot token is not configured (SVC_BOT_TOKEN or SVC_BOT_TOKEN_SECRET_ID)")
+        raise ServiceUnavailable("Bot authentication is not configured.")
+    provided = request.headers.get("x-bot-token") or ""
+    if not hmac.compare_digest(provided.encode(), expected.encode()):
+        raise Forbidden("The x-bot-token header is missing or wrong.")
+    return BotCaller()

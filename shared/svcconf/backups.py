@@ -1,0 +1,92 @@
+"""Backups of a server's configuration, made and read by the bot: stored compressed, pruned per guild."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from svcconf.clock import utc_now
+from svcconf.errors import BackupNotFound, BackupTooLarge
+from svcconf.observability import logger
+from svcconf.settings import get_settings
+from svcconf.store import blobs
+from svcconf.store.backups import MAX_ITEM_BYTES, BackupRepository, BackupSummary, ItemTooLarge
+
+# Room for the data item's keys and attribute names next to the compressed blob.
+ITEM_OVERHEAD_BYTES = 1024
+
+
+class Backup(BackupSummary):
+    backup_data: dict[str, Any]
+
+
+def _repository() -> BackupRepository:
+    return BackupRepository(get_settings().backups_table)
+
+
+def new_backup_id() -> str:
+    # Millisecond time first, in fixed-width hex, so ids sort by creation time; then randomness.
+    return f"bk_{int(utc_now().timestamp() * 1000):012x}{secrets.token_hex(5)}"
+
+
+def _length(value: Any) -> int:
+    return len(value) if isinstance(value, list) else 0
+
+
+def count_objects(backup_data: dict[str, Any]) -> tuple[int, int]:
+    """(channels, roles) in the backup; categories count as channels, as they do on the platform."""
+    categories = backup_data.get("categories")
+    nested = (
+        sum(_length(c.get("channels")) for c in categories if isinstance(c, dict))
+        if isinstance(categories, list)
+        else 0
+    )
+    channels = _length(backup_data.get("channels")) + _length(categories) + nested
+    return channels, _length(backup_data.get("roles"))
+
+
+def create_backup(
+    guild_id: str, backup_data: dict[str, Any], *, guild_name: str | None, label: str | None
+) -> BackupSummary:
+    raw = blobs.json_bytes(backup_data)
+    blob = blobs.pack(raw)
+    if len(blob) + ITEM_OVERHEAD_BYTES > MAX_ITEM_BYTES:
+        raise BackupTooLarge(
+            f"The backup compresses to {len(blob)} bytes; at most {MAX_ITEM_BYTES - ITEM_OVERHEAD_BYTES} can be stored."
+        )
+    channels, roles = count_objects(backup_data)
+    summary = BackupSummary(
+        backup_id=new_backup_id(),
+        guild_id=guild_id,
+        guild_name=guild_name,
+        label=label,
+        channels_count=channels,
+        roles_count=roles,
+        created_at=utc_now(),
+        size_bytes=len(raw),
+        stored_bytes=len(blob),
+    )
+    repository = _repository()
+    try:
+        repository.insert(summary, blob)
+    except ItemTooLarge as error:
+        raise BackupTooLarge() from error
+    pruned = repository.backup_ids_beyond(guild_id, get_settings().backups_per_guild)
+    if pruned:
+        repository.delete(guild_id, pruned)
+        logger.info("pruned old backups", extra={"guild_id": guild_id, "pruned": len(pruned)})
+    return summary
+
+
+def list_backups(guild_id: str) -> list[BackupSummary]:
+    return _repository().summaries(guild_id, limit=get_settings().backups_per_guild)
+
+
+def get_backup(backup_id: str, *, guild_id: str | None = None) -> Backup:
+    repository = _repository()
+    guild_id = guild_id or repository.guild_of(backup_id)
+    found = repository.get(guild_id, backup_id) if guild_id else None
+    if found is None:
+        raise BackupNotFound()
+    summary, blob = found
+    return Backup(**summary.model_dump(), backup_data=blobs.unpack(blob))

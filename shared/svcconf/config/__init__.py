@@ -1,0 +1,59 @@
+"""The server configuration: its schema and the chat platform's permission vocabulary."""
+
+from __future__ import annotations
+
+from svcconf.config.permissions import (
+    ALL_PERMISSIONS,
+    CHANNEL_TYPES,
+    MAX_CHANNELS,
+    MAX_CHANNELS_PER_CATEGORY,
+    MAX_COLOR,
+    MAX_FORUM_TOPIC_LENGTH,
+    MAX_NAME_LENGTH,
+    MAX_OVERWRITES,
+    MAX_ROLES,
+    MAX_SLOWMODE_SECONDS,
+    MAX_TOPIC_LENGTH,
+    MAX_VOICE_USER_LIMIT,
+    PERMISSION_BITS,
+    Permission,
+    from_bitfield,
+    has_permission,
+    to_bitfield,
+)
+from svcconf.config.schema import (
+    EVERYONE,
+    Category,
+    Channel,
+    ChannelType,
+    Overwrite,
+    Role,
+    ServerConfig,
+)
+
+__all__ = [
+    "ALL_PERMISSIONS",
+    "CHANNEL_TYPES",
+    "EVERYONE",
+    "MAX_CHANNELS",
+    "MAX_CHANNELS_PER_CATEGORY",
+    "MAX_COLOR",
+    "MAX_FORUM_TOPIC_LENGTH",
+    "MAX_NAME_LENGTH",
+    "MAX_OVERWRITES",
+    "MAX_ROLES",
+    "MAX_SLOWMODE_SECONDS",
+    "MAX_TOPIC_LENGTH",
+    "MAX_VOICE_USER_LIMIT",
+    "PERMISSION_BITS",
+    "Category",
+    "Channel",
+    "ChannelType",
+    "Overwrite",
+    "Permission",
+    "Role",
+    "ServerConfig",
+    "from_bitfield",
+    "has_permission",
+    "to_bitfield",
+]

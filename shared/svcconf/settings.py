@@ -1,0 +1,89 @@
+"""Configuration: environment variables (and, in AWS, Secrets Manager) read once into one model.
+
+The only module that reads `os.environ`. Secrets may be given in clear for local use
+(`SVC_BOT_TOKEN`) or by Secrets Manager id in AWS (`SVC_BOT_TOKEN_SECRET_ID`); the id wins.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from typing import Annotated
+
+from pydantic import BaseModel, BeforeValidator, Field, SecretStr
+
+
+def _csv(value: object) -> object:
+    if isinstance(value, str):
+        return [item.strip() for item in value.split(",") if item.strip()]
+    return value
+
+
+CsvList = Annotated[list[str], BeforeValidator(_csv)]
+
+SECRET_MAX_AGE_SECONDS = 300
+
+
+def _resolve_secret(clear: SecretStr | None, secret_id: str | None) -> str | None:
+    if secret_id:
+        # Imported here: Parameters costs ~150 ms of init and only AWS deployments need it.
+        from aws_lambda_powertools.utilities import parameters
+
+        return parameters.get_secret(secret_id, max_age=SECRET_MAX_AGE_SECONDS)
+    return clear.get_secret_value() if clear else None
+
+
+class Settings(BaseModel):
+    # DynamoDB tables and queues (names come from template.yaml through the function's environment)
+    codes_table: str = Field("svc-deployment-codes", alias="CODES_TABLE_NAME")
+    backups_table: str = Field("svc-backups", alias="BACKUPS_TABLE_NAME")
+    chat_links_table: str = Field("svc-chat-links", alias="CHAT_LINKS_TABLE_NAME")
+
+    # Bearer tokens (JWT)
+    jwt_secret: SecretStr | None = Field(None, alias="SVC_JWT_SECRET")
+    jwt_secret_id: str | None = Field(None, alias="SVC_JWT_SECRET_ID")
+    jwt_jwks_url: str | None = Field(None, alias="SVC_JWT_JWKS_URL")
+    jwt_issuer: str | None = Field(None, alias="SVC_JWT_ISSUER")
+    jwt_audience: str | None = Field(None, alias="SVC_JWT_AUDIENCE")
+
+    # The chat-platform bot's token: authenticates the bot to us and us to the platform
+    bot_token: SecretStr | None = Field(None, alias="SVC_BOT_TOKEN")
+    bot_token_secret_id: str | None = Field(None, alias="SVC_BOT_TOKEN_SECRET_ID")
+
+    # Deployment codes and backups
+    code_ttl_hours: int = Field(168, ge=1, le=24 * 365, alias="SVC_CODE_TTL_HOURS")
+    backups_per_guild: int = Field(50, ge=1, le=1000, alias="SVC_BACKUPS_PER_GUILD")
+
+    # The chat platform
+    chat_api_base_url: str = Field("https://discord.com/api/v10", alias="CHAT_API_BASE_URL")
+    chat_oauth_token_url: str | None = Field(None, alias="CHAT_OAUTH_TOKEN_URL")
+    chat_cdn_base_url: str = Field("https://cdn.discordapp.com", alias="CHAT_CDN_BASE_URL")
+    chat_client_id: str | None = Field(None, alias="CHAT_CLIENT_ID")
+    chat_client_secret: SecretStr | None = Field(None, alias="CHAT_CLIENT_SECRET")
+    chat_client_secret_id: str | None = Field(None, alias="CHAT_CLIENT_SECRET_ID")
+    chat_redirect_uris: CsvList = Field(default_factory=list, alias="CHAT_REDIRECT_URIS")
+    chat_invite_hosts: CsvList = Field(
+        default_factory=lambda: ["discord.gg", "discord.com", "discordapp.com"], alias="CHAT_INVITE_HOSTS"
+    )
+    chat_timeout_seconds: float = Field(10.0, gt=0, alias="CHAT_TIMEOUT_SECONDS")
+    chat_max_wait_seconds: float = Field(20.0, ge=0, alias="CHAT_MAX_WAIT_SECONDS")
+    kms_key_id: str | None = Field(None, alias="CHAT_TOKENS_KMS_KEY_ID")
+
+    # CORS for the web app
+    cors_allow_origin: str = Field("*", alias="SVC_CORS_ALLOW_ORIGIN")
+
+    model_config = {"populate_by_name": True, "extra": "ignore", "frozen": True}
+
+    def resolved_bot_token(self) -> str | None:
+        return _resolve_secret(self.bot_token, self.bot_token_secret_id)
+
+    def resolved_jwt_secret(self) -> str | None:
+        return _resolve_secret(self.jwt_secret, self.jwt_secret_id)
+
+    def resolved_chat_client_secret(self) -> str | None:
+        return _resolve_secret(self.chat_client_secret, self.chat_client_secret_id)
+
+
+@cache
+def get_settings() -> Settings:
+    return Settings.model_validate(dict(os.environ))

@@ -1,0 +1,96 @@
+"""Handlers called with the events/ JSON, under moto's mock_aws, with resources built from template.yaml."""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aws_lambda_powertools.utilities import parameters
+from moto import mock_aws
+
+from local.aws import ProvisionedResources, provision
+from local.template import load_template
+from svcconf.settings import get_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+BOT_TOKEN = "local-dev-bot-token"  # the value events/*.json carry
+JWT_SECRET = "integration-test-jwt-secret-0123456789-0123456789-0123456789-abcd"
+
+
+@dataclass
+class LambdaContext:
+    function_name: str = "test-function"
+    memory_limit_in_mb: int = 512
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:test-function"
+    aws_request_id: str = "test-request"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 15_000
+
+
+@dataclass
+class ApiResponse:
+    status: int
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[ProvisionedResources]:
+    """Tables, queues and secrets of template.yaml in moto; the functions' environment as in AWS."""
+    with mock_aws():
+        resources = provision(
+            load_template(ROOT / "template.yaml"),
+            secret_values={"BotTokenSecret": BOT_TOKEN, "JwtSecret": JWT_SECRET},
+        )
+        for name, value in resources.environment_for(None).items():
+            monkeypatch.setenv(name, value)
+        get_settings.cache_clear()
+        parameters.clear_caches()
+        yield resources
+    get_settings.cache_clear()
+    parameters.clear_caches()
+
+
+def load_event(operation: str) -> dict[str, Any]:
+    return json.loads((ROOT / "events" / f"{operation}.json").read_text())
+
+
+@pytest.fixture
+def invoke(aws: ProvisionedResources) -> Callable[..., ApiResponse]:
+    """Calls an operation's lambda_handler with its events/ JSON, body and headers replaced as asked."""
+
+    def call(
+        operation: str,
+        body: dict[str, Any] | str | None = None,
+        *,
+        headers: dict[str, str] | None = None,
+        drop_headers: tuple[str, ...] = (),
+        method: str = "POST",
+        path: str | None = None,
+        base64_encoded: bool = False,
+    ) -> ApiResponse:
+        event = copy.deepcopy(load_event(operation))
+        if body is not None:
+            event["body"] = body if isinstance(body, str) else json.dumps(body)
+        event["headers"] = {
+            key: value for key, value in {**event["headers"], **(headers or {})}.items() if key not in drop_headers
+        }
+        event["multiValueHeaders"] = {key: [value] for key, value in event["headers"].items()}
+        event["httpMethod"] = event["requestContext"]["httpMethod"] = method
+        event["isBase64Encoded"] = base64_encoded
+        if path:
+            event["path"] = event["resource"] = event["requestContext"]["resourcePath"] = path
+        handler = importlib.import_module(f"functions.{operation}.app").lambda_handler
+        raw = handler(event, LambdaContext())
+        headers_out = {key.lower(): values[-1] for key, values in (raw.get("multiValueHeaders") or {}).items()}
+        headers_out |= {key.lower(): value for key, value in (raw.get("headers") or {}).items()}
+        return ApiResponse(raw["statusCode"], headers_out, json.loads(raw["body"]) if raw.get("body") else {})
+
+    return call

@@ -1,0 +1,164 @@
+"""Bearer JWTs (PyJWT): HS256 secret from Secrets Manager, or RS256/ES256 keys from a JWKS URL over HTTP."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Annotated
+
+import jwt
+import pytest
+from aws_lambda_powertools.event_handler import Depends
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from local.tokens import issue_token
+from svcconf import auth
+from svcconf.api import create_app
+from svcconf.auth import BearerUser, admin_user, bearer_user
+from svcconf.settings import get_settings
+from tests.integration.conftest import JWT_SECRET  # the value the aws fixture puts in Secrets Manager
+
+OTHER_SECRET = "another-secret-" + "0123456789" * 6
+
+probe = create_app("whoAmI")
+
+
+@probe.post("/functions/whoAmI")
+def who_am_i(user: Annotated[BearerUser, Depends(bearer_user)]) -> dict:
+    return {"sub": user.sub, "admin": user.is_admin}
+
+
+@probe.post("/functions/adminOnly")
+def admin_only(user: Annotated[BearerUser, Depends(admin_user)]) -> dict:
+    return {"sub": user.sub}
+
+
+def call(token: str | None, path: str = "/functions/whoAmI") -> tuple[int, dict]:
+    headers = {"Content-Type": "application/json"}
+    if token is not None:
+        headers["Authorization"] = token if token.startswith(("Bearer", "Basic", "bearer")) else f"Bearer {token}"
+    event = {
+        "path": path,
+        "resource": path,
+        "httpMethod": "POST",
+        "headers": headers,
+        "body": "{}",
+        "requestContext": {"requestId": "req-auth", "stage": "dev", "path": path},
+    }
+    raw = probe.resolve(event, None)
+    return raw["statusCode"], json.loads(raw["body"])
+
+
+def claims(**overrides) -> dict:
+    return {"sub": "user-1", "exp": int(time.time()) + 600, **overrides}
+
+
+def test_valid_token_authenticates_its_subject(aws):
+    status, body = call(issue_token(JWT_SECRET, "user-1"))
+    assert (status, body) == (200, {"sub": "user-1", "admin": False})
+
+
+def test_lowercase_scheme_is_accepted(aws):
+    status, _ = call("bearer " + issue_token(JWT_SECRET, "user-1"))
+    assert status == 200
+
+
+@pytest.mark.parametrize(
+    ("token", "message"),
+    [
+        (None, "Send Authorization: Bearer <token>."),
+        ("Basic dXNlcjpwYXNz", "Send Authorization: Bearer <token>."),
+        ("Bearer ", "Send Authorization: Bearer <token>."),
+        ("not.a.jwt", "The bearer token is invalid."),
+        (jwt.encode(claims(exp=int(time.time()) - 120), JWT_SECRET, "HS256"), "The bearer token has expired."),
+        (jwt.encode(claims(), OTHER_SECRET, "HS256"), "The bearer token is invalid."),
+        (jwt.encode(claims(), None, "none"), "The bearer token is invalid."),
+        (jwt.encode({"exp": int(time.time()) + 600}, JWT_SECRET, "HS256"), "The bearer token is invalid."),
+        (jwt.encode({"sub": "user-1"}, JWT_SECRET, "HS256"), "The bearer token is invalid."),
+        (jwt.encode(claims(), JWT_SECRET, "HS512"), "The bearer token is invalid."),
+    ],
+    ids=["missing", "basic", "empty", "garbage", "expired", "bad-signature", "alg-none", "no-sub", "no-exp", "hs512"],
+)
+def test_unusable_tokens_are_401_in_the_contract_body(aws, token, message):
+    status, body = call(token)
+    assert status == 401
+    assert body == {"error": "Unauthorized", "message": message, "code": 401, "requestId": "req-auth"}
+
+
+def test_issuer_and_audience_are_checked_when_configured(aws, monkeypatch):
+    monkeypatch.setenv("SVC_JWT_ISSUER", "https://auth.example")
+    monkeypatch.setenv("SVC_JWT_AUDIENCE", "svc-api")
+    get_settings.cache_clear()
+    good = issue_token(JWT_SECRET, "user-1", issuer="https://auth.example", audience="svc-api")
+    assert call(good)[0] == 200
+    assert call(issue_token(JWT_SECRET, "user-1", issuer="https://evil.example", audience="svc-api"))[0] == 401
+    assert call(issue_token(JWT_SECRET, "user-1", issuer="https://auth.example", audience="other"))[0] == 401
+    assert call(issue_token(JWT_SECRET, "user-1"))[0] == 401
+
+
+def test_admin_route_needs_role_admin(aws):
+    assert call(issue_token(JWT_SECRET, "boss", role="admin"), "/functions/adminOnly") == (200, {"sub": "boss"})
+    status, body = call(issue_token(JWT_SECRET, "user-1", role="member"), "/functions/adminOnly")
+    assert (status, body["error"], body["message"]) == (403, "Forbidden", "Only administrators may do this.")
+    assert call(None, "/functions/adminOnly")[0] == 401
+
+
+class _JwksServer:
+    """Serves a JWKS document on loopback, counting fetches."""
+
+    def __init__(self, jwks: dict):
+        outer = self
+        self.fetches = 0
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                outer.fetches += 1
+                payload = json.dumps(jwks).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *_args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/.well-known/jwks.json"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def jwks(aws, monkeypatch):
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+    server = _JwksServer({"keys": [{**public, "kid": "k1", "use": "sig", "alg": "RS256"}]})
+    monkeypatch.setenv("SVC_JWT_JWKS_URL", server.url)
+    get_settings.cache_clear()
+    auth._jwks_client.cache_clear()
+    yield key, server
+    server.server.shutdown()
+    auth._jwks_client.cache_clear()
+
+
+def test_rs256_token_is_verified_with_keys_fetched_once_from_the_jwks_url(jwks):
+    key, server = jwks
+    token = jwt.encode(claims(), key, "RS256", headers={"kid": "k1"})
+    assert call(token) == (200, {"sub": "user-1", "admin": False})
+    assert call(token)[0] == 200
+    assert server.fetches == 1
+
+
+def test_with_jwks_an_hs256_token_signed_with_the_old_secret_is_refused(jwks):
+    status, body = call(jwt.encode(claims(), JWT_SECRET, "HS256", headers={"kid": "k1"}))
+    assert status == 401
+    assert body["message"] == "The bearer token is invalid."
+
+
+def test_token_with_an_unknown_key_id_is_refused(jwks):
+    other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    status, body = call(jwt.encode(claims(), other, "RS256", headers={"kid": "k2"}))
+    assert status == 401
+    assert body["message"] == "The bearer token is signed with an unknown key."

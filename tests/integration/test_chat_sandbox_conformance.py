@@ -1,0 +1,339 @@
+"""The sandbox talks like the chat platform: real exchanges, checked against the platform's OpenAPI description.
+
+The client makes its ordinary calls to the sandbox; a session hook records each exchange; the
+request's URL is moved from the sandbox's API root onto the spec's server URL, and openapi-core
+validates the request and the response (status, headers, body).
+
+The description is a preview that the platform says may be wrong where its docs differ. Three
+such differences are handled here, each narrowly (the failure must be exactly that difference, and
+the exchange must validate once that one difference is undone), never by skipping a check:
+
+- BITFIELDS_AS_STRINGS: the spec types permission bitfields in request bodies as integers; the
+  docs send them as strings and the API accepts int-parseable strings (chat-platform.md, Sources).
+- STRING_LEAF_ERROR_CODES: in a 50035 body the leaf `_errors[].code` are strings like
+  "BASE_TYPE_BAD_LENGTH"; the spec reuses its integer `Error.code` there (chat-platform.md §6).
+- OPTIONAL_429_CODE: the docs' 429 body has `code` only sometimes (`"code"?`); the spec's
+  RatelimitedResponse requires it (chat-platform.md §4).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from openapi_core import OpenAPI
+from openapi_core.contrib.requests import RequestsOpenAPIRequest, RequestsOpenAPIResponse
+from openapi_core.exceptions import OpenAPIError
+
+from local.chat_sandbox import SandboxServer, SandboxState
+from svcconf.chat import ChatClient, ChatInvalidRequest, ChatRateLimited, InvalidUserToken, UnknownGuild, UnknownInvite
+from svcconf.settings import Settings
+from tests.integration.chat_conftest_helpers import (
+    ALICE_TOKEN,
+    BOB_EXPIRED_TOKEN,
+    BOB_ID,
+    DEMO_GUILD,
+    QUIET_GUILD,
+    new_chat_client,
+)
+
+pytest_plugins = ["tests.integration.chat_conftest_helpers"]
+
+# CI runs a fresh clone at <dir>/main with the team's reference folder at <dir>/shared.
+SPEC_PATH = Path(__file__).resolve().parents[2].parent / "shared" / "spec" / "chat-platform-openapi.json"
+BITFIELD_KEYS = {"permissions", "allow", "deny"}
+VIEW_CHANNEL = 1 << 10
+
+
+@pytest.fixture(scope="module")
+def spec_document() -> dict[str, Any]:
+    assert SPEC_PATH.is_file(), f"the platform's OpenAPI description is missing at {SPEC_PATH}"
+    return json.loads(SPEC_PATH.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def openapi(spec_document: dict[str, Any]) -> OpenAPI:
+    # Loading validates the 1.2 MB description itself (a few seconds): once per module.
+    return OpenAPI.from_file_path(str(SPEC_PATH))
+
+
+@pytest.fixture(scope="module")
+def spec_server(spec_document: dict[str, Any]) -> str:
+    return spec_document["servers"][0]["url"].rstrip("/")
+
+
+class Recorder:
+    """Records every exchange the client makes and checks it against the description."""
+
+    def __init__(self, client: ChatClient, sandbox_root: str, spec_server: str, openapi: OpenAPI):
+        self.client = client
+        self.sandbox_root = sandbox_root
+        self.spec_server = spec_server
+        self.openapi = openapi
+        self.exchanges: list[requests.Response] = []
+        client.session.hooks["response"].append(self._record)
+
+    def _record(self, response: requests.Response, *args: Any, **kwargs: Any) -> None:
+        self.exchanges.append(response)
+
+    def take(self) -> list[requests.Response]:
+        taken, self.exchanges = self.exchanges, []
+        return taken
+
+    def spec_request(self, response: requests.Response, body: Any = None) -> RequestsOpenAPIRequest:
+        prepared = response.request.copy()
+        assert prepared.url is not None
+        assert prepared.url.startswith(self.sandbox_root), prepared.url
+        prepared.url = self.spec_server + prepared.url[len(self.sandbox_root) :]
+        if body is not None:
+            prepared.body = json.dumps(body).encode()
+        return RequestsOpenAPIRequest(prepared)
+
+    def check(self, response: requests.Response) -> None:
+        """The exchange conforms as it is."""
+        request = self.spec_request(response)
+        self.openapi.validate_request(request)
+        self.openapi.validate_response(request, RequestsOpenAPIResponse(response))
+
+    def check_request_with_string_bitfields(self, response: requests.Response) -> None:
+        """BITFIELDS_AS_STRINGS: only the string bitfields may fail, and the request conforms without them."""
+        body = json.loads(response.request.body)
+        assert _string_bitfields(body), "the client sends bitfields as decimal strings"
+        problems: list[Any] = []
+        try:
+            self.openapi.validate_request(self.spec_request(response))
+        except OpenAPIError as error:
+            problems = _schema_errors(error) or [error]
+        for problem in problems:
+            assert getattr(problem, "validator", None) == "type", problem
+            assert problem.path, problem
+            assert problem.path[-1] in BITFIELD_KEYS, problem
+            assert isinstance(problem.instance, str), problem
+            assert problem.instance.isdigit(), problem
+        request = self.spec_request(response, body=_with_integer_bitfields(body))
+        self.openapi.validate_request(request)
+        self.openapi.validate_response(request, RequestsOpenAPIResponse(response))
+
+    def check_response_with_fix(
+        self,
+        response: requests.Response,
+        fix: Callable[[dict[str, Any]], dict[str, Any]],
+        invalid_request_field: str | None = None,
+    ) -> None:
+        """A documented response difference: it conforms once `fix` undoes exactly that difference.
+
+        `invalid_request_field`: the request was invalid on purpose; the spec must reject it for that field.
+        """
+        request = self.spec_request(response)
+        if invalid_request_field is None:
+            self.openapi.validate_request(request)
+        else:
+            with pytest.raises(OpenAPIError) as rejected:
+                self.openapi.validate_request(request)
+            problems = _schema_errors(rejected.value)
+            assert problems
+            assert all(list(problem.path) == [invalid_request_field] for problem in problems), problems
+        fixed = copy.copy(response)
+        fixed._content = json.dumps(fix(response.json())).encode()
+        self.openapi.validate_response(request, RequestsOpenAPIResponse(fixed))
+
+
+def _schema_errors(error: BaseException) -> list[Any]:
+    found: list[Any] = []
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        found.extend(getattr(current, "schema_errors", []) or [])
+        current = current.__cause__ or current.__context__
+    return found
+
+
+def _string_bitfields(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(
+            (key in BITFIELD_KEYS and isinstance(item, str)) or _string_bitfields(item) for key, item in value.items()
+        )
+    if isinstance(value, list):
+        return any(_string_bitfields(item) for item in value)
+    return False
+
+
+def _with_integer_bitfields(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            key: int(item) if key in BITFIELD_KEYS and isinstance(item, str) else _with_integer_bitfields(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_with_integer_bitfields(item) for item in value]
+    return value
+
+
+def _integer_leaf_codes(body: dict[str, Any]) -> dict[str, Any]:
+    """STRING_LEAF_ERROR_CODES undone: each `_errors[].code` string becomes an integer."""
+    found: list[str] = []
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            if isinstance(node.get("_errors"), list):
+                for leaf in node["_errors"]:
+                    found.append(leaf["code"])
+                return {"_errors": [{**leaf, "code": 0} for leaf in node["_errors"]]}
+            return {key: walk(item) for key, item in node.items()}
+        return node
+
+    fixed = {**body, "errors": walk(body["errors"])}
+    assert found, "a 50035 body carries leaf errors"
+    assert all(isinstance(code, str) for code in found), "leaf codes are strings, as the docs say"
+    return fixed
+
+
+def _with_429_code(body: dict[str, Any]) -> dict[str, Any]:
+    """OPTIONAL_429_CODE undone: the body gets the `code` the spec requires."""
+    assert "code" not in body
+    return {**body, "code": 0}
+
+
+@pytest.fixture
+def recorder(
+    chat_sandbox: SandboxServer, chat_settings: Settings, openapi: OpenAPI, spec_server: str
+) -> Iterator[Recorder]:
+    client = new_chat_client(chat_settings)
+    yield Recorder(client, chat_sandbox.base_url, spec_server, openapi)
+    client.session.close()
+
+
+# -- the tests --------------------------------------------------------------------------------
+
+
+def test_invite_and_unknown_invite_conform(recorder: Recorder):
+    # When a permanent invite, a dated invite and an unknown code are resolved
+    recorder.client.get_invite("svcDemo")
+    recorder.client.get_invite("Temp2026x", with_counts=False)
+    with pytest.raises(UnknownInvite):
+        recorder.client.get_invite("doesNotExist")
+    found, dated, unknown = recorder.take()
+    # Then each exchange, the 404 error body included, matches the description
+    for exchange in (found, dated, unknown):
+        recorder.check(exchange)
+    assert found.json()["expires_at"] is None
+    assert dated.json()["expires_at"].endswith("+00:00")
+    assert unknown.status_code == 404
+    assert unknown.json() == {"message": "Unknown Invite", "code": 10006}
+
+
+def test_current_user_as_user_and_as_bot_conforms(recorder: Recorder):
+    recorder.client.get_current_user(ALICE_TOKEN)
+    recorder.client.get_bot_user()
+    with pytest.raises(InvalidUserToken):
+        recorder.client.get_current_user(BOB_EXPIRED_TOKEN)
+    as_user, as_bot, refused = recorder.take()
+    for exchange in (as_user, as_bot, refused):
+        recorder.check(exchange)
+    assert as_user.json()["email"] == "alice@example.com"
+    assert as_bot.json()["bot"] is True
+    assert refused.json() == {"message": "401: Unauthorized", "code": 0}
+
+
+def test_guild_lists_conform(recorder: Recorder):
+    recorder.client.get_current_user_guilds(ALICE_TOKEN, with_counts=True)
+    recorder.client.get_bot_guilds()
+    user_list, bot_list = recorder.take()
+    recorder.check(user_list)
+    recorder.check(bot_list)
+    assert all(isinstance(item["permissions"], str) for item in user_list.json())
+
+
+def test_guild_member_and_unknown_guild_conform(recorder: Recorder):
+    recorder.client.get_guild(DEMO_GUILD, with_counts=True)
+    recorder.client.get_guild_member(DEMO_GUILD, BOB_ID)
+    with pytest.raises(UnknownGuild):
+        recorder.client.get_guild(QUIET_GUILD)
+    guild, member, unknown = recorder.take()
+    for exchange in (guild, member, unknown):
+        recorder.check(exchange)
+    assert unknown.json() == {"message": "Unknown Guild", "code": 10004}
+
+
+def test_roles_list_create_and_reorder_conform(recorder: Recorder):
+    # When roles are listed, one created with a bitfield and moved
+    recorder.client.list_roles(DEMO_GUILD)
+    role = recorder.client.create_role(DEMO_GUILD, {"name": "Conformance", "permissions": VIEW_CHANNEL})
+    recorder.client.reorder_roles(DEMO_GUILD, {role.id: 2})
+    listed, created, reordered = recorder.take()
+    # Then the list and the reorder match as they are
+    recorder.check(listed)
+    recorder.check(reordered)
+    # And the creation matches once the spec's integer typing of bitfields is accounted for
+    recorder.check_request_with_string_bitfields(created)
+    assert created.status_code == 200
+
+
+def test_channels_list_create_reorder_and_overwrite_conform(recorder: Recorder):
+    recorder.client.list_channels(DEMO_GUILD)
+    category = recorder.client.create_channel(DEMO_GUILD, {"name": "Spec", "type": 4})
+    channel = recorder.client.create_channel(
+        DEMO_GUILD,
+        {
+            "name": "spec-talk",
+            "type": 0,
+            "parent_id": category.id,
+            "permission_overwrites": [{"id": DEMO_GUILD, "type": 0, "deny": VIEW_CHANNEL}],
+        },
+    )
+    recorder.client.create_channel(DEMO_GUILD, {"name": "Spec Voice", "type": 2, "user_limit": 5})
+    recorder.client.reorder_channels(DEMO_GUILD, [{"id": channel.id, "position": 3}])
+    recorder.client.set_channel_overwrite(channel.id, "1191000000000002013", 0, allow=VIEW_CHANNEL)
+    listed, new_category, new_channel, new_voice, reordered, overwrite = recorder.take()
+    for exchange in (listed, new_category, new_voice, reordered):
+        recorder.check(exchange)
+    recorder.check_request_with_string_bitfields(new_channel)
+    recorder.check_request_with_string_bitfields(overwrite)
+    assert [new_category.status_code, new_channel.status_code, reordered.status_code, overwrite.status_code] == [
+        201,
+        201,
+        204,
+        204,
+    ]
+    assert reordered.content == overwrite.content == b""
+
+
+def test_invalid_form_body_conforms_but_for_its_string_leaf_codes(recorder: Recorder):
+    with pytest.raises(ChatInvalidRequest):
+        recorder.client.create_channel(DEMO_GUILD, {"name": ""})
+    [invalid] = recorder.take()
+    assert invalid.json() == {
+        "message": "Invalid Form Body",
+        "code": 50035,
+        "errors": {
+            "name": {"_errors": [{"code": "BASE_TYPE_BAD_LENGTH", "message": "Must be between 1 and 100 in length."}]}
+        },
+    }
+    # The request broke the spec's own minLength for `name`, which is why the platform refused it
+    recorder.check_response_with_fix(invalid, _integer_leaf_codes, invalid_request_field="name")
+
+
+def test_rate_limited_answer_conforms_but_for_its_optional_code(recorder: Recorder, chat_state: SandboxState):
+    # Given every request is answered 429, and a client that does not retry
+    chat_state.configure(rate_limit_probability=1.0)
+    recorder.client.max_rate_limit_retries = 0
+    with pytest.raises(ChatRateLimited):
+        recorder.client.get_guild(DEMO_GUILD)
+    [limited] = recorder.take()
+    # Then the headers match the description and the body is the docs' shape
+    assert limited.status_code == 429
+    assert set(limited.json()) == {"message", "retry_after", "global"}
+    assert limited.headers["X-RateLimit-Remaining"] == "0"
+    recorder.check_response_with_fix(limited, _with_429_code)
+
+
+def test_the_token_endpoint_is_not_in_the_description(spec_document: dict[str, Any]):
+    # The OAuth2 token endpoint answers in RFC 6749's shape and the description leaves it out,
+    # so its exchanges are checked in test_chat_client.py (form body, Basic auth, error codes).
+    assert "/oauth2/token" not in spec_document["paths"]

@@ -1,0 +1,318 @@
+"""The chat platform's rate limits: the bucket state machine, and the client's retry rules, on a fake clock."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import requests
+from requests.structures import CaseInsensitiveDict
+
+from svcconf.chat import ChatBlocked, ChatClient, ChatRateLimited, ChatUnavailable, InvalidUserToken
+from svcconf.chat.ratelimit import RateLimitBlocked, RateLimiter, RateLimitWaitTooLong, RouteKey
+from svcconf.settings import Settings
+
+GUILD_A = "1191000000000001001"
+GUILD_B = "1191000000000001002"
+ROLES_A = RouteKey("POST", "/guilds/{guild_id}/roles", GUILD_A, "bot")
+ROLES_B = RouteKey("POST", "/guilds/{guild_id}/roles", GUILD_B, "bot")
+INVITE = RouteKey("GET", "/invites/{code}", "", "bot")
+
+
+class FakeClock:
+    """A monotonic clock that only moves when something sleeps."""
+
+    def __init__(self, start: float = 1000.0):
+        self.now = start
+        self.sleeps: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(round(seconds, 6))
+        self.now += seconds
+
+
+def bucket_headers(bucket: str, remaining: int, reset_after: float, limit: int = 5) -> dict[str, str]:
+    return {
+        "X-RateLimit-Limit": str(limit),
+        "X-RateLimit-Remaining": str(remaining),
+        "X-RateLimit-Reset-After": str(reset_after),
+        "X-RateLimit-Bucket": bucket,
+    }
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def limiter(clock: FakeClock) -> RateLimiter:
+    return RateLimiter(clock=clock, sleep=clock.sleep, wall_clock=lambda: 1_700_000_000.0, global_per_second=None)
+
+
+# -- buckets --------------------------------------------------------------------------------
+
+
+def test_exhausted_bucket_waits_until_reset_after(limiter: RateLimiter, clock: FakeClock):
+    # Given the platform said the roles bucket of guild A has 0 requests left for 2.5 s
+    limiter.record_response(ROLES_A, bucket_headers("b-roles", remaining=0, reset_after=2.5))
+    # When the next request on that bucket is acquired
+    waited = limiter.acquire(ROLES_A, deadline=clock.now + 10)
+    # Then it slept exactly until the reset, once
+    assert waited == pytest.approx(2.5)
+    assert clock.sleeps == [2.5]
+
+
+def test_remaining_requests_go_out_at_once_then_the_bucket_waits(limiter: RateLimiter, clock: FakeClock):
+    # Given 2 requests remain in a 5-request window that resets in 1 s
+    limiter.record_response(ROLES_A, bucket_headers("b-roles", remaining=2, reset_after=1.0))
+    # When three requests are acquired without any answer in between
+    limiter.acquire(ROLES_A, deadline=clock.now + 10)
+    limiter.acquire(ROLES_A, deadline=clock.now + 10)
+    third = limiter.acquire(ROLES_A, deadline=clock.now + 10)
+    # Then the first two did not wait (claimed locally) and the third waited for the reset
+    assert clock.sleeps == [1.0]
+    assert third == pytest.approx(1.0)
+    # And after the reset the window is fresh again (limit 5, one just claimed)
+    state = limiter.state_of(ROLES_A)
+    assert state is not None
+    assert state.remaining == 4
+
+
+def test_two_guilds_do_not_block_each_other(limiter: RateLimiter, clock: FakeClock):
+    # Given guild A's roles bucket is exhausted for 30 s
+    limiter.record_response(ROLES_A, bucket_headers("b-roles", remaining=0, reset_after=30))
+    # When the same route is used for guild B
+    waited = limiter.acquire(ROLES_B, deadline=clock.now + 1)
+    # Then guild B goes at once: buckets are keyed by bucket hash + major parameter
+    assert waited == 0
+    assert clock.sleeps == []
+    assert limiter.delay(ROLES_A) == (pytest.approx(30.0), "bucket")
+
+
+def test_routes_that_share_a_bucket_hash_share_its_state(limiter: RateLimiter, clock: FakeClock):
+    # Given two routes of guild A that the platform names with the same bucket hash
+    reorder_a = RouteKey("PATCH", "/guilds/{guild_id}/roles", GUILD_A, "bot")
+    limiter.record_response(reorder_a, bucket_headers("b-shared", remaining=3, reset_after=5))
+    limiter.record_response(ROLES_A, bucket_headers("b-shared", remaining=0, reset_after=5))
+    # When the first route is checked
+    wait, reason = limiter.delay(reorder_a)
+    # Then it waits for the shared bucket
+    assert reason == "bucket"
+    assert wait == pytest.approx(5.0)
+    assert limiter.bucket_of(reorder_a) == limiter.bucket_of(ROLES_A) == "b-shared"
+
+
+def test_user_tokens_have_their_own_buckets(limiter: RateLimiter, clock: FakeClock):
+    # Given one user's guild-list bucket is exhausted
+    alice = RouteKey("GET", "/users/@me/guilds", "", "user:aaaa")
+    bob = RouteKey("GET", "/users/@me/guilds", "", "user:bbbb")
+    limiter.record_response(alice, bucket_headers("b-my-guilds", remaining=0, reset_after=3))
+    # Then another user's token is not held back
+    assert limiter.delay(bob) == (0.0, "")
+    assert limiter.delay(alice)[1] == "bucket"
+
+
+def test_reset_epoch_is_used_when_reset_after_is_missing(limiter: RateLimiter, clock: FakeClock):
+    # Given a response with only the absolute reset time, 4 s after the (fake) wall clock
+    headers = {"X-RateLimit-Bucket": "b", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1700000004.0"}
+    limiter.record_response(INVITE, headers)
+    # Then the wait is 4 s
+    assert limiter.delay(INVITE) == (pytest.approx(4.0), "bucket")
+
+
+def test_responses_without_rate_limit_headers_leave_no_state(limiter: RateLimiter):
+    limiter.record_response(INVITE, {"Content-Type": "application/json"})
+    assert limiter.state_of(INVITE) is None
+    assert limiter.delay(INVITE) == (0.0, "")
+
+
+# -- 429s -----------------------------------------------------------------------------------
+
+
+def test_bucket_429_uses_the_body_retry_after_over_the_rounded_header(limiter: RateLimiter, clock: FakeClock):
+    # Given a 429 whose body says 0.25 s and whose Retry-After header says 1
+    headers = {**bucket_headers("b-inv", 0, 0.25), "Retry-After": "1", "X-RateLimit-Scope": "user"}
+    verdict = limiter.record_rate_limited(INVITE, headers, {"retry_after": 0.25, "global": False})
+    # Then the wait is the precise 0.25 s, on that bucket only
+    assert verdict.retry_after == pytest.approx(0.25)
+    assert not verdict.is_global
+    assert verdict.scope == "user"
+    assert limiter.delay(INVITE) == (pytest.approx(0.25), "bucket")
+    assert limiter.delay(ROLES_A) == (0.0, "")
+
+
+def test_429_without_body_falls_back_to_the_retry_after_header(limiter: RateLimiter):
+    verdict = limiter.record_rate_limited(INVITE, {"Retry-After": "2", "X-RateLimit-Scope": "shared"}, None)
+    assert verdict.retry_after == 2.0
+    assert verdict.scope == "shared"
+    assert limiter.delay(INVITE) == (pytest.approx(2.0), "bucket")
+
+
+def test_global_429_blocks_every_route_and_resource(limiter: RateLimiter, clock: FakeClock):
+    # Given a global 429 on the invite route
+    headers = {"X-RateLimit-Global": "true", "X-RateLimit-Scope": "global", "Retry-After": "1"}
+    verdict = limiter.record_rate_limited(INVITE, headers, {"retry_after": 0.75, "global": True})
+    # When unrelated routes and guilds are acquired
+    assert verdict.is_global
+    limiter.acquire(ROLES_B, deadline=clock.now + 5)
+    # Then they waited for the global limit to pass
+    assert clock.sleeps == [0.75]
+    assert limiter.delay(ROLES_A) == (0.0, "")
+
+
+def test_global_flag_in_the_body_alone_is_global(limiter: RateLimiter):
+    # Given a 429 whose headers do not say global but whose body does
+    headers = {"Retry-After": "1", "X-RateLimit-Scope": "global"}
+    verdict = limiter.record_rate_limited(INVITE, headers, {"retry_after": 0.5, "global": True})
+    assert verdict.is_global
+    assert limiter.delay(ROLES_A)[1] == "global"
+
+
+def test_429_without_rate_limit_headers_is_an_edge_ban(limiter: RateLimiter):
+    # Given a 429 with neither X-RateLimit-* nor Retry-After (the platform's edge blocking the IP)
+    # Then the limiter refuses to turn it into a wait
+    with pytest.raises(RateLimitBlocked):
+        limiter.record_rate_limited(INVITE, {"Content-Type": "text/html"}, None)
+
+
+def test_wait_past_the_deadline_raises_without_sleeping(limiter: RateLimiter, clock: FakeClock):
+    # Given a bucket that resets in 40 s
+    limiter.record_response(ROLES_A, bucket_headers("b-roles", remaining=0, reset_after=40))
+    # When the call may wait only 20 s
+    with pytest.raises(RateLimitWaitTooLong) as caught:
+        limiter.acquire(ROLES_A, deadline=clock.now + 20)
+    # Then it fails at once, saying how long and why
+    assert caught.value.wait == pytest.approx(40)
+    assert caught.value.reason == "bucket"
+    assert clock.sleeps == []
+
+
+def test_proactive_global_limit_spreads_requests_over_a_second(clock: FakeClock):
+    # Given a limiter allowing 3 requests per second overall
+    limiter = RateLimiter(clock=clock, sleep=clock.sleep, global_per_second=3)
+    # When 4 requests are acquired at the same instant
+    for _ in range(4):
+        limiter.acquire(INVITE, deadline=clock.now + 5)
+    # Then the fourth waited for the first to leave the one-second window
+    assert clock.sleeps == [1.0]
+
+
+# -- the client's retry rules, with a scripted transport ---------------------------------------
+
+
+def response(status: int, body: object = None, headers: dict[str, str] | None = None) -> requests.Response:
+    answer = requests.Response()
+    answer.status_code = status
+    answer._content = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+    answer.headers = CaseInsensitiveDict({"Content-Type": "application/json", **(headers or {})})
+    return answer
+
+
+class ScriptedSession:
+    """Stands in for requests.Session: answers from a script and records what was sent."""
+
+    def __init__(self, *answers: requests.Response | Exception):
+        self.answers = list(answers)
+        self.sent: list[dict[str, object]] = []
+
+    def request(self, method: str, url: str, **kwargs: object) -> requests.Response:
+        self.sent.append({"method": method, "url": url, **kwargs})
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+def scripted_client(clock: FakeClock, session: ScriptedSession, max_wait: float = 5.0) -> ChatClient:
+    settings = Settings.model_validate(
+        {
+            "CHAT_API_BASE_URL": "https://chat.invalid/api/v10",
+            "CHAT_MAX_WAIT_SECONDS": max_wait,
+            "SVC_BOT_TOKEN": "unit-bot-token",
+        }
+    )
+    limiter = RateLimiter(clock=clock, sleep=clock.sleep, global_per_second=None)
+    return ChatClient(settings, session=session, limiter=limiter, clock=clock, sleep=clock.sleep, backoff_base=0.1)
+
+
+GUILD_BODY = {"id": GUILD_A, "name": "Svc Demo Guild", "owner_id": "1191000000000000101", "roles": []}
+
+
+def test_client_retries_a_429_after_its_retry_after(clock: FakeClock):
+    # Given the platform answers one 429 (0.3 s) and then the guild
+    session = ScriptedSession(
+        response(429, {"retry_after": 0.3, "global": False}, bucket_headers("b", 0, 0.3) | {"Retry-After": "1"}),
+        response(200, GUILD_BODY, bucket_headers("b", 4, 1.0)),
+    )
+    client = scripted_client(clock, session)
+    # When the guild is read
+    guild = client.get_guild(GUILD_A)
+    # Then it came back after one wait of 0.3 s and two requests
+    assert guild.name == "Svc Demo Guild"
+    assert len(session.sent) == 2
+    assert clock.sleeps == [0.3]
+
+
+def test_client_does_not_retry_a_429_without_rate_limit_headers(clock: FakeClock):
+    # Given an edge ban: 429 with an HTML body and no rate-limit header
+    session = ScriptedSession(response(429, b"error code: 1015", {"Content-Type": "text/html"}))
+    client = scripted_client(clock, session)
+    # When a call is made, Then it fails with ChatBlocked after one request and no sleep
+    with pytest.raises(ChatBlocked) as caught:
+        client.get_guild(GUILD_A)
+    assert len(session.sent) == 1
+    assert clock.sleeps == []
+    assert caught.value.status == 502
+
+
+def test_client_gives_up_when_the_wait_would_pass_its_cap(clock: FakeClock):
+    # Given a 429 asking for 60 s while a call may wait 5 s in all
+    session = ScriptedSession(
+        response(429, {"retry_after": 60.0, "global": False}, bucket_headers("b", 0, 60) | {"Retry-After": "60"})
+    )
+    client = scripted_client(clock, session, max_wait=5.0)
+    # When the guild is read, Then ChatRateLimited (502) comes at once, with the wait the platform asked
+    with pytest.raises(ChatRateLimited) as caught:
+        client.get_guild(GUILD_A)
+    assert caught.value.retry_after == pytest.approx(60.0)
+    assert caught.value.status == 502
+    assert len(session.sent) == 1
+    assert clock.sleeps == []
+
+
+def test_client_never_retries_a_401(clock: FakeClock):
+    session = ScriptedSession(response(401, {"message": "401: Unauthorized", "code": 0}))
+    client = scripted_client(clock, session)
+    with pytest.raises(InvalidUserToken):
+        client.get_current_user("expired-user-token")
+    assert len(session.sent) == 1
+
+
+def test_client_backs_off_exponentially_on_5xx_then_gives_up(clock: FakeClock):
+    # Given the platform answers 502 four times
+    session = ScriptedSession(*(response(502, {"message": "502: Bad Gateway", "code": 0}) for _ in range(4)))
+    client = scripted_client(clock, session, max_wait=30.0)
+    # When a guild is read, Then ChatUnavailable after 1 + 3 retries
+    with pytest.raises(ChatUnavailable) as caught:
+        client.get_guild(GUILD_A)
+    assert caught.value.platform_status == 502
+    assert len(session.sent) == 4
+    # And the backoffs grew (equal jitter: each in [ceiling/2, ceiling], ceilings 0.1, 0.2, 0.4)
+    assert len(clock.sleeps) == 3
+    for sleep, ceiling in zip(clock.sleeps, (0.1, 0.2, 0.4), strict=True):
+        assert ceiling / 2 <= sleep <= ceiling
+
+
+def test_client_does_not_retry_a_post_after_a_read_timeout(clock: FakeClock):
+    # Given the platform times out on a role creation (it may have created the role)
+    session = ScriptedSession(requests.ReadTimeout("read timed out"))
+    client = scripted_client(clock, session)
+    # Then the client does not send it again
+    with pytest.raises(ChatUnavailable) as caught:
+        client.create_role(GUILD_A, {"name": "Mods"})
+    assert type(caught.value).__name__ == "ChatTimeout"
+    assert len(session.sent) == 1

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from bench import init_time
+from bench import chat_rate_limits, init_time
 
 if __name__ == "__main__":
     init_time.run()
+    chat_rate_limits.run()

@@ -1,15 +1,17 @@
-"""Create template.yaml's tables, queues, secrets and KMS keys in moto, the way CloudFormation would.
+"""Local AWS: a moto server, and template.yaml's tables, queues, secrets and KMS keys created in moto.
 
-Works in-process under `moto.mock_aws()` (endpoint_url None) and against a moto server (endpoint_url).
-Properties come from the template and are resolved with the same intrinsic resolver as the functions'
-environment, so the local resources cannot drift from the deployed ones.
+Provisioning does what CloudFormation would, in-process under `moto.mock_aws()` (endpoint_url None) or
+against a moto server (endpoint_url). Properties come from the template and are resolved with the same
+intrinsic resolver as the functions' environment, so the local resources cannot drift from the deployed ones.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import secrets as random_secrets
 import string
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,11 +20,14 @@ import boto3
 from local.template import (
     KMS_ALIAS_TYPE,
     KMS_KEY_TYPE,
+    LOCAL_NAME_PREFIX,
+    LOCAL_REGION,
     QUEUE_TYPE,
     SECRET_TYPE,
     TABLE_TYPE,
     IntrinsicResolver,
     Resource,
+    as_text,
     function_environment,
     referenced_logical_ids,
     resources_of_type,
@@ -31,7 +36,6 @@ from local.template import (
 if TYPE_CHECKING:
     from local.template import Template
 
-LOCAL_NAME_PREFIX = "svc-local-"
 LOCAL_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
 
 # CloudFormation's AWS::SQS::Queue properties and the SQS attribute each one becomes.
@@ -55,6 +59,68 @@ _GSI_KEYS = ("IndexName", "KeySchema", "Projection", "ProvisionedThroughput")
 _LSI_KEYS = ("IndexName", "KeySchema", "Projection")
 
 
+# ---------------------------------------------------------------- the moto server
+
+
+class LocalAws:
+    """moto in server mode (what moto's ThreadedMotoServer does), DynamoDB calls one at a time.
+
+    moto evaluates a ConditionExpression and then writes without a lock, while DynamoDB's conditional
+    writes are atomic: serialising DynamoDB requests makes "consumed exactly once" hold locally too.
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, region: str = LOCAL_REGION):
+        self.address = (host, port)
+        self.region = region
+        self.url = ""
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> str:
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+        from werkzeug.serving import make_server
+
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's access log is noise here
+        app = DomainDispatcherApplication(create_backend_app)
+        dynamodb_lock = threading.Lock()
+
+        def application(environ: dict[str, Any], start_response: Any) -> Any:
+            if environ.get("HTTP_X_AMZ_TARGET", "").startswith("DynamoDB_"):
+                with dynamodb_lock:  # Flask runs the operation inside this call, so the lock covers it
+                    return app(environ, start_response)
+            return app(environ, start_response)
+
+        self._server = make_server(*self.address, application, threaded=True, request_handler=MotoRequestHandler)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.1,), name="moto", daemon=True)
+        self._thread.start()
+        host, port = self._server.server_address[:2]
+        self.url = f"http://{host}:{port}"
+        return self.url
+
+    def environment(self) -> dict[str, str]:
+        """The variables that point an AWS SDK at this server."""
+        return {
+            "AWS_ENDPOINT_URL": self.url,
+            "AWS_ACCESS_KEY_ID": LOCAL_CREDENTIALS["aws_access_key_id"],
+            "AWS_SECRET_ACCESS_KEY": LOCAL_CREDENTIALS["aws_secret_access_key"],
+            "AWS_DEFAULT_REGION": self.region,
+            "AWS_REGION": self.region,
+        }
+
+    def client(self, service: str) -> Any:
+        return boto3.client(service, region_name=self.region, endpoint_url=self.url, **LOCAL_CREDENTIALS)
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=3)
+
+
+# ---------------------------------------------------------------- provisioning
+
+
 @dataclass
 class ProvisionedResources:
     """What the local stack holds: `refs` is what !Ref yields, `attrs` what !GetAtt yields."""
@@ -62,7 +128,7 @@ class ProvisionedResources:
     tpl: Template
     refs: dict[str, str] = field(default_factory=dict)
     attrs: dict[tuple[str, str], str] = field(default_factory=dict)
-    region: str = "us-east-1"
+    region: str = LOCAL_REGION
     endpoint_url: str | None = None
 
     def environment_for(self, logical_id: str | None, overrides: dict[str, str] | None = None) -> dict[str, str]:
@@ -84,7 +150,7 @@ def provision(
     *,
     secret_values: dict[str, str] | None = None,
     endpoint_url: str | None = None,
-    region: str = "us-east-1",
+    region: str = LOCAL_REGION,
 ) -> ProvisionedResources:
     """Create every table, queue, secret and KMS key of the template; returns their refs and attrs.
 
@@ -216,7 +282,7 @@ def _create_queue(resource: Resource, provisioned: ProvisionedResources, client:
     spec = _resolved(provisioned, properties, *_QUEUE_ATTRIBUTES)
     if spec.get("FifoQueue") and not name.endswith(".fifo"):
         name += ".fifo"
-    attributes = {key: _attribute_text(value) for key, value in spec.items()}
+    attributes = {key: as_text(value) for key, value in spec.items()}
     sqs = client("sqs")
     url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
     arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
@@ -224,14 +290,6 @@ def _create_queue(resource: Resource, provisioned: ProvisionedResources, client:
     provisioned.attrs[(resource.logical_id, "Arn")] = arn
     provisioned.attrs[(resource.logical_id, "QueueUrl")] = url
     provisioned.attrs[(resource.logical_id, "QueueName")] = name
-
-
-def _attribute_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (dict, list)):
-        return json.dumps(value)
-    return str(value)
 
 
 # ---------------------------------------------------------------- Secrets Manager

@@ -24,7 +24,9 @@ KMS_ALIAS_TYPE = "AWS::KMS::Alias"
 
 # Values CloudFormation gives its pseudo parameters locally (moto's default account).
 LOCAL_ACCOUNT_ID = "123456789012"
+LOCAL_REGION = "us-east-1"
 LOCAL_STACK_NAME = "svc-local"
+LOCAL_NAME_PREFIX = f"{LOCAL_STACK_NAME}-"  # of the physical name of a resource or function that sets none
 
 
 # ---------------------------------------------------------------- loading
@@ -334,7 +336,7 @@ class IntrinsicResolver:
     refs: dict[str, str] = field(default_factory=dict)
     attrs: dict[tuple[str, str], str] = field(default_factory=dict)
     parameter_overrides: dict[str, Any] = field(default_factory=dict)
-    region: str = "us-east-1"
+    region: str = LOCAL_REGION
 
     def parameter_values(self) -> dict[str, Any]:
         values = {name: spec.get("Default") for name, spec in self.tpl.parameters.items()}
@@ -399,16 +401,17 @@ class IntrinsicResolver:
             if expression.startswith("!"):
                 return "${" + expression[1:] + "}"
             if expression in resolved_vars:
-                return _as_text(resolved_vars[expression])
+                return as_text(resolved_vars[expression])
             if "." in expression and not expression.startswith("AWS::"):
                 logical_id, _, attribute = expression.partition(".")
-                return _as_text(self.get_att(logical_id, attribute))
-            return _as_text(self.ref(expression))
+                return as_text(self.get_att(logical_id, attribute))
+            return as_text(self.ref(expression))
 
         return re.sub(r"\$\{([^}]+)\}", replace, template)
 
 
-def _as_text(value: Any) -> str:
+def as_text(value: Any) -> str:
+    """A resolved value as CloudFormation writes it into a string (an environment variable, an attribute)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (dict, list)):
@@ -428,7 +431,7 @@ def _if(resolver: IntrinsicResolver, arg: Any) -> Any:
 
 def _equals(resolver: IntrinsicResolver, arg: Any) -> bool:
     left, right = (resolver.resolve(v) for v in arg)
-    return _as_text(left) == _as_text(right)
+    return as_text(left) == as_text(right)
 
 
 def _select(resolver: IntrinsicResolver, arg: Any) -> Any:
@@ -451,7 +454,7 @@ _INTRINSICS: dict[str, Any] = {
     "Fn::Not": lambda r, arg: not r.resolve(arg[0]),
     "Fn::And": lambda r, arg: all(r.resolve(v) for v in arg),
     "Fn::Or": lambda r, arg: any(r.resolve(v) for v in arg),
-    "Fn::Join": lambda r, arg: str(r.resolve(arg[0])).join(_as_text(v) for v in r.resolve(arg[1])),
+    "Fn::Join": lambda r, arg: str(r.resolve(arg[0])).join(as_text(v) for v in r.resolve(arg[1])),
     "Fn::Select": _select,
     "Fn::Split": lambda r, arg: str(r.resolve(arg[1])).split(str(r.resolve(arg[0]))),
     "Fn::FindInMap": _find_in_map,
@@ -505,7 +508,7 @@ def function_environment(
     *,
     attrs: dict[tuple[str, str], str] | None = None,
     parameter_overrides: dict[str, Any] | None = None,
-    region: str = "us-east-1",
+    region: str = LOCAL_REGION,
 ) -> dict[str, str]:
     """The function's environment as Lambda would see it: intrinsics resolved, every value a string."""
     resolver = IntrinsicResolver(tpl, refs, attrs or {}, parameter_overrides or {}, region)
@@ -513,7 +516,7 @@ def function_environment(
     for name, value in raw_environment(tpl, logical_id).items():
         resolved = resolver.resolve(value)
         if resolved is not NO_VALUE:
-            environment[name] = _as_text(resolved)
+            environment[name] = as_text(resolved)
     environment.update(overrides or {})
     return environment
 
@@ -526,7 +529,7 @@ def logging_environment(tpl: Template, logical_id: str | None) -> dict[str, str]
     resolver = IntrinsicResolver(tpl)
     environment = {}
     if config.get("LogFormat"):
-        environment["AWS_LAMBDA_LOG_FORMAT"] = _as_text(resolver.resolve(config["LogFormat"]))
+        environment["AWS_LAMBDA_LOG_FORMAT"] = as_text(resolver.resolve(config["LogFormat"]))
     if config.get("LogFormat") == "JSON" and config.get("ApplicationLogLevel"):
-        environment["AWS_LAMBDA_LOG_LEVEL"] = _as_text(resolver.resolve(config["ApplicationLogLevel"]))
+        environment["AWS_LAMBDA_LOG_LEVEL"] = as_text(resolver.resolve(config["ApplicationLogLevel"]))
     return environment

@@ -167,7 +167,10 @@ class OperationResolver(APIGatewayRestResolver):
         request_context.setdefault("requestId", str(uuid.uuid4()))  # direct invokes carry none
         event["requestContext"] = request_context
         if event.get("httpMethod") == "POST" and not event.get("body"):
-            event["body"] = "{}"  # operations without fields may be called without a body
+            # Operations without fields may be called without a body (and so without a Content-Type).
+            event["body"] = "{}"
+            event["headers"] = {**(event.get("headers") or {}), "content-type": content_types.APPLICATION_JSON}
+            event.pop("multiValueHeaders", None)
         response = super().resolve(event, context)
         request_id = request_context["requestId"]
         if "multiValueHeaders" in response:
@@ -222,7 +225,10 @@ def require_fields(request: BaseModel, *names: str, action: str) -> None:
     if missing:
         message = f"is required for action '{action}'"
         details = [FieldError(field=name, message=message) for name in missing]
-        raise BadRequest(f"Invalid request: {', '.join(missing)} {message}.", details=details)
+        verb = "is" if len(missing) == 1 else "are"
+        raise BadRequest(
+            f"Invalid request: {' and '.join(missing)} {verb} required for action '{action}'.", details=details
+        )
 
 
 def create_app(operation: str, *, max_body_bytes: int = 256 * KIB) -> OperationResolver:

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+
 from aws_lambda_powertools import Logger, Metrics, Tracer
 
 logger = Logger()
 tracer = Tracer()
 metrics = Metrics()
+
+# At DEBUG the AWS SDK logs whole response bodies, Secrets Manager's secret values among them. Lambda sets
+# the root logger to the function's ApplicationLogLevel, so a DEBUG deployment would log every secret:
+# the SDK's loggers stay at INFO whatever the root level is.
+for _sdk in ("boto3", "botocore"):
+    logging.getLogger(_sdk).setLevel(logging.INFO)

@@ -243,3 +243,33 @@ def test_an_sqs_worker_processes_batches_and_dead_letters_only_the_failures_it_r
     assert dead == ["poison"]
     attributes = sqs.get_queue_attributes(QueueUrl=jobs, AttributeNames=["All"])["Attributes"]
     assert attributes["ApproximateNumberOfMessages"] == attributes["ApproximateNumberOfMessagesNotVisible"] == "0"
+
+
+def test_a_web_user_signs_in_with_the_chat_platform_and_lists_their_servers(local_service: LocalService) -> None:
+    # Given the user token the runner printed and a fresh OAuth code from the chat-platform sandbox
+    sandbox_root = local_service.state["chat_api_base_url"].removesuffix("/api/v10")
+    minted = requests.post(
+        f"{sandbox_root}/_sandbox/oauth/codes", json={"user_id": "1191000000000000101"}, timeout=REQUEST_TIMEOUT_SECONDS
+    )
+    bearer = {"Authorization": f"Bearer {local_service.state['user_token']}"}
+    # When the web app signs in, checks an invite and lists the servers, all through the runner
+    signed_in = requests.post(
+        local_service.url("chatAuth"),
+        json={"code": minted.json()["code"], "redirect_uri": "http://127.0.0.1:5173/auth/callback"},
+        headers=bearer,
+        timeout=REQUEST_TIMEOUT_SECONDS,
+    )
+    invite = requests.post(
+        local_service.url("validateChatInvite"),
+        json={"invite": "https://discord.gg/svcDemo"},
+        headers=bearer,
+        timeout=REQUEST_TIMEOUT_SECONDS,
+    )
+    guilds = requests.post(local_service.url("getChatGuilds"), headers=bearer, timeout=REQUEST_TIMEOUT_SECONDS)
+    # Then each answers as the contract says, the secrets having come from the runner's Secrets Manager
+    assert signed_in.status_code == 200, signed_in.text
+    assert (signed_in.json()["chatUsername"], signed_in.json()["linked"]) == ("alice", True)
+    assert invite.status_code == 200, invite.text
+    assert (invite.json()["valid"], invite.json()["guild_name"]) == (True, "Svc Demo Guild")
+    assert guilds.status_code == 200, guilds.text
+    assert {guild["name"] for guild in guilds.json()["guilds"]} >= {"Svc Demo Guild", "Bob's Workshop"}

@@ -15,11 +15,17 @@ from aws_lambda_powertools.utilities import parameters
 from moto import mock_aws
 
 from local.aws import ProvisionedResources, provision
+from local.chat_sandbox import DEFAULT_FIXTURE, SandboxServer, SandboxState, start_sandbox
 from local.template import load_template
+from local.tokens import issue_token
+from svcconf.chat import get_chat_client
 from svcconf.settings import get_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 BOT_TOKEN = "local-dev-bot-token"  # the value events/*.json carry
+CHAT_CLIENT_SECRET = "dev-client-secret"  # the sandbox fixture's OAuth client
+REDIRECT_URI = "http://127.0.0.1:5173/auth/callback"
+CDN = "https://cdn.chat.test"
 JWT_SECRET = "integration-test-jwt-secret-0123456789-0123456789-0123456789-abcd"
 
 
@@ -47,7 +53,11 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[ProvisionedResources]:
     with mock_aws():
         resources = provision(
             load_template(ROOT / "template.yaml"),
-            secret_values={"BotTokenSecret": BOT_TOKEN, "JwtSecret": JWT_SECRET},
+            secret_values={
+                "BotTokenSecret": BOT_TOKEN,
+                "JwtSecret": JWT_SECRET,
+                "ChatClientSecret": CHAT_CLIENT_SECRET,
+            },
         )
         for name, value in resources.environment_for(None).items():
             monkeypatch.setenv(name, value)
@@ -56,6 +66,37 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[ProvisionedResources]:
         yield resources
     get_settings.cache_clear()
     parameters.clear_caches()
+
+
+@pytest.fixture(scope="session")
+def platform_server() -> Iterator[SandboxServer]:
+    """The chat-platform sandbox for the session; its bot holds the service's bot token, as in `make run`."""
+    fixture = json.loads(Path(DEFAULT_FIXTURE).read_text())
+    fixture["bot"]["token"] = BOT_TOKEN
+    server, _ = start_sandbox(fixture=fixture)
+    yield server
+    server.shutdown()
+
+
+@pytest.fixture
+def platform(
+    aws: ProvisionedResources, platform_server: SandboxServer, monkeypatch: pytest.MonkeyPatch
+) -> SandboxState:
+    """The functions pointed at a freshly reset sandbox, as `make run` points them."""
+    platform_server.state.reset(config=True)
+    monkeypatch.setenv("CHAT_API_BASE_URL", platform_server.base_url)
+    monkeypatch.setenv("CHAT_CDN_BASE_URL", CDN)
+    monkeypatch.setenv("CHAT_CLIENT_ID", platform_server.state.application["client_id"])
+    monkeypatch.setenv("CHAT_REDIRECT_URIS", REDIRECT_URI)
+    monkeypatch.setenv("CHAT_MAX_WAIT_SECONDS", "10")
+    get_settings.cache_clear()
+    get_chat_client.cache_clear()
+    yield platform_server.state
+    get_chat_client.cache_clear()
+
+
+def bearer(sub: str = "web-user-1", **claims: Any) -> dict[str, str]:
+    return {"Authorization": f"Bearer {issue_token(JWT_SECRET, sub, **claims)}"}
 
 
 def load_event(operation: str) -> dict[str, Any]:

@@ -163,3 +163,10 @@ def test_body_that_is_not_utf8_is_rejected_as_body(invoke):
     response = invoke("manageBackup", body, base64_encoded=True)
     assert response.status == 400
     assert response.body["details"] == [{"field": "body", "message": "is not UTF-8 encoded JSON"}]
+
+
+def test_body_and_content_type_may_both_be_omitted(invoke):
+    # A bare `curl -X POST` sends neither: the operation reads an empty object, not a 415
+    response = invoke("getConfigByCode", "", drop_headers=("Content-Type",))
+    assert response.status == 400
+    assert response.body["details"] == [{"field": "code", "message": "is required"}]

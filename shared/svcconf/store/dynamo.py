@@ -1,4 +1,4 @@
-"""Table handles, built once per process and reused while the Lambda stays warm."""
+"""AWS clients and table handles, built once per process and reused while the Lambda stays warm."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import boto3
 from botocore.config import Config
 
 # Fail fast instead of waiting out the SDK's default 60 s socket timeouts inside a 15 s Lambda.
-_CONFIG = Config(connect_timeout=3, read_timeout=10, retries={"mode": "standard", "max_attempts": 4})
+CLIENT_CONFIG = Config(connect_timeout=3, read_timeout=10, retries={"mode": "standard", "max_attempts": 4})
 
 
 @cache
 def dynamodb() -> Any:
-    return boto3.resource("dynamodb", config=_CONFIG)
+    return boto3.resource("dynamodb", config=CLIENT_CONFIG)
 
 
 @cache

@@ -1,0 +1,44 @@
+"""POST /functions/chatAuth: exchange the chat platform's OAuth code for the user's identity and token."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Depends
+from aws_lambda_powertools.event_handler.openapi.params import Body
+from aws_lambda_powertools.logging import correlation_paths
+from pydantic import BaseModel, Field
+
+from svcconf.api import create_app, error_responses
+from svcconf.auth import BearerUser, optional_bearer_user
+from svcconf.chat_accounts import ChatIdentity, sign_in
+from svcconf.observability import logger, metrics, tracer
+
+
+class ChatAuthRequest(BaseModel):
+    code: str = Field(min_length=1, max_length=512, description="OAuth code issued by the chat platform.")
+    redirect_uri: str = Field(min_length=1, max_length=2048, description="One of CHAT_REDIRECT_URIS.")
+
+
+app = create_app("chatAuth")
+
+
+@app.post(
+    "/functions/chatAuth",
+    summary="Sign in with the chat platform (links the account when a bearer token is sent)",
+    responses={200: {"description": "The chat identity"}, **error_responses(400, 413, 415, 500, 502, 503)},
+)
+def chat_auth(
+    request: Annotated[ChatAuthRequest, Body()],
+    user: Annotated[BearerUser | None, Depends(optional_bearer_user)],
+) -> ChatIdentity:
+    identity = sign_in(request.code, request.redirect_uri, user)
+    metrics.add_metric(name="ChatSignIn", unit="Count", value=1)
+    return identity
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+@metrics.log_metrics(capture_cold_start_metric=True)
+@tracer.capture_lambda_handler(capture_response=False)
+def lambda_handler(event: dict, context: Any) -> dict:
+    return app.resolve(event, context)

@@ -1,0 +1,262 @@
+"""Lambda's Python runtime, locally: each function gets a pool of spawned sandbox processes, reused warm.
+
+A sandbox imports its handler once, then answers invocations over a pipe; one that crashes or times out
+is thrown away, as Lambda throws away the execution environment. Top-level imports stay light: every
+sandbox process imports this module when it starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import logging
+import multiprocessing
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+import traceback
+import uuid
+import warnings
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from local.template import LOCAL_ACCOUNT_ID, LOCAL_REGION, FunctionSpec
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
+
+DEFAULT_CONCURRENCY = 2
+SANDBOX_INIT_TIMEOUT_SECONDS = 60
+
+log = logging.getLogger("local.run")  # one logger for the whole runner
+
+
+# ---------------------------------------------------------------- inside a sandbox process
+
+
+@dataclass
+class LambdaContext:
+    """The attributes and method of the Lambda Python runtime's context object that handlers use."""
+
+    function_name: str
+    function_version: str
+    invoked_function_arn: str
+    memory_limit_in_mb: int
+    aws_request_id: str
+    log_group_name: str
+    log_stream_name: str
+    deadline_epoch: float
+    identity: Any = None
+    client_context: Any = None
+    tenant_id: str | None = None
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self.deadline_epoch - time.time()) * 1000))
+
+
+def _sandbox_main(conn: Connection, setup: dict[str, Any]) -> None:
+    """One Lambda sandbox: the function's environment, its handler imported once, then invocations."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the runner shuts us down
+    with contextlib.suppress(AttributeError, ValueError):
+        sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    os.environ.clear()
+    os.environ.update(setup["environ"])
+    # Metrics are disabled locally; Powertools still warns on each invocation that it has none to publish.
+    warnings.filterwarnings("ignore", "No application metrics to publish", UserWarning)
+    sys.path[:0] = [p for p in setup["sys_path"] if p not in sys.path]
+    try:
+        handler = getattr(importlib.import_module(setup["module"]), setup["attr"])
+    except BaseException as exc:
+        traceback.print_exc()
+        with contextlib.suppress(OSError):
+            conn.send(("init_error", f"{type(exc).__name__}: {exc}"))
+        return
+    try:
+        conn.send(("ready", os.getpid()))
+    except OSError:
+        return
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return  # the runner is gone
+        if message is None:
+            return
+        event, context_fields = message
+        try:
+            result = handler(event, LambdaContext(**context_fields))
+            reply: tuple[str, Any] = ("ok", json.dumps(result))
+        except Exception as exc:
+            traceback.print_exc()
+            reply = ("error", {"errorType": type(exc).__name__, "errorMessage": str(exc)})
+        try:
+            conn.send(reply)
+        except OSError:
+            return
+
+
+# ---------------------------------------------------------------- the runner's side
+
+
+class InvocationError(Exception):
+    """The function did not produce a result: it raised, crashed, timed out or failed to start."""
+
+    def __init__(self, message: str, *, timed_out: bool = False, throttled: bool = False):
+        super().__init__(message)
+        self.timed_out = timed_out
+        self.throttled = throttled
+        self.at = time.monotonic()
+
+
+@dataclass(eq=False)
+class _Sandbox:
+    process: BaseProcess
+    conn: Connection
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.conn.send(None)
+        self.process.join(timeout=2)
+        self.kill()
+
+    def kill(self) -> None:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            if self.process.is_alive():
+                self.process.kill()
+                self.process.join(timeout=2)
+        with contextlib.suppress(OSError):
+            self.conn.close()
+
+
+@dataclass
+class FunctionRuntime:
+    """A function's pool of sandboxes: at most `concurrency` processes, started on demand, reused warm."""
+
+    spec: FunctionSpec
+    function_name: str
+    environ: dict[str, str]
+    sys_path: list[str]
+    concurrency: int = DEFAULT_CONCURRENCY
+    # Free sandboxes, and the InvocationError of a sandbox that failed to start (for whoever waits next).
+    _idle: queue.Queue[_Sandbox | InvocationError] = field(default_factory=queue.Queue)
+    _count: int = 0  # sandboxes started or starting
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _all: set[_Sandbox] = field(default_factory=set)
+    _closed: bool = False
+
+    @property
+    def arn(self) -> str:
+        return f"arn:aws:lambda:{LOCAL_REGION}:{LOCAL_ACCOUNT_ID}:function:{self.function_name}"
+
+    def prewarm(self) -> None:
+        with self._lock:
+            if self._count == 0:
+                self._start_one()
+
+    def invoke(self, event: dict[str, Any], *, wait_cap_seconds: float | None = None) -> Any:
+        """Run the handler on the event in a free sandbox; its JSON result, or InvocationError."""
+        timeout = float(self.spec.timeout)
+        wait = min(timeout, wait_cap_seconds) if wait_cap_seconds else timeout
+        sandbox = self._acquire(wait_cap_seconds or timeout)
+        context = {
+            "function_name": self.function_name,
+            "function_version": "$LATEST",
+            "invoked_function_arn": self.arn,
+            "memory_limit_in_mb": self.spec.memory_size,
+            "aws_request_id": str(uuid.uuid4()),
+            "log_group_name": f"/aws/lambda/{self.function_name}",
+            "log_stream_name": f"{datetime.now(UTC):%Y/%m/%d}/[$LATEST]{sandbox.process.pid}",
+            "deadline_epoch": time.time() + timeout,
+        }
+        try:
+            sandbox.conn.send((event, context))
+            if not sandbox.conn.poll(wait + 1):  # one second for the pipe on top of the function's time
+                self._discard(sandbox)  # like Lambda: a timed-out sandbox is not reused
+                raise InvocationError(f"Task timed out after {wait:.2f} seconds", timed_out=True)
+            status, payload = sandbox.conn.recv()
+        except (EOFError, OSError) as exc:
+            self._discard(sandbox)
+            raise InvocationError("the sandbox process exited during the invocation") from exc
+        self._idle.put(sandbox)
+        if status != "ok":
+            raise InvocationError(f"{payload['errorType']}: {payload['errorMessage']}")
+        return json.loads(payload)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            sandboxes = list(self._all)
+        for sandbox in sandboxes:
+            sandbox.stop()
+
+    def _start_one(self) -> None:  # called with the lock held
+        self._count += 1
+        threading.Thread(target=self._start_sandbox, name=f"start-{self.function_name}", daemon=True).start()
+
+    def _start_sandbox(self) -> None:
+        context = multiprocessing.get_context("spawn")  # no inherited moto or server threads, like a fresh sandbox
+        parent_conn, child_conn = context.Pipe()
+        setup = {
+            "environ": self.environ,
+            "sys_path": self.sys_path,
+            "module": self.spec.handler_module,
+            "attr": self.spec.handler_attr,
+        }
+        process = context.Process(
+            target=_sandbox_main, args=(child_conn, setup), name=f"sandbox-{self.function_name}", daemon=True
+        )
+        sandbox = _Sandbox(process, parent_conn)
+        with self._lock:
+            self._all.add(sandbox)
+        try:
+            process.start()
+            child_conn.close()
+            if not parent_conn.poll(SANDBOX_INIT_TIMEOUT_SECONDS):
+                raise InvocationError(f"init did not finish within {SANDBOX_INIT_TIMEOUT_SECONDS} s")
+            status, detail = parent_conn.recv()
+            if status != "ready":
+                raise InvocationError(f"init failed: {detail}")
+        except (InvocationError, EOFError, OSError) as exc:
+            self._discard(sandbox)
+            message = str(exc) if isinstance(exc, InvocationError) else "init failed: the sandbox process exited"
+            log.error("%s: %s", self.function_name, message)
+            self._idle.put(InvocationError(message))
+            return
+        self._idle.put(sandbox)
+
+    def _discard(self, sandbox: _Sandbox) -> None:
+        sandbox.kill()
+        with self._lock:
+            if sandbox in self._all:
+                self._all.discard(sandbox)
+                self._count -= 1
+
+    def _acquire(self, wait_seconds: float) -> _Sandbox:
+        started = time.monotonic()
+        deadline = started + wait_seconds
+        while True:
+            with self._lock:
+                if self._closed:
+                    raise InvocationError("the runner is shutting down")
+                if self._idle.empty() and self._count < self.concurrency:
+                    self._start_one()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise InvocationError("no sandbox became free in time", throttled=True)
+            try:
+                item = self._idle.get(timeout=min(remaining, 0.5))
+            except queue.Empty:
+                continue
+            if isinstance(item, InvocationError):
+                if item.at >= started:  # an older init failure (e.g. at prewarm) is not this request's: try again
+                    raise item
+                continue
+            if item.process.is_alive():
+                return item
+            self._discard(item)

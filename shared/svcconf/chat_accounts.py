@@ -1,0 +1,133 @@
+"""A user's chat-platform account: signing in (OAuth code exchange), linking, and listing their servers.
+
+The link (identity and tokens) is stored per bearer user; tokens are refreshed when expired or refused.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from pydantic import BaseModel, Field
+
+from svcconf.auth import BearerUser
+from svcconf.chat import ChatClient, InvalidGrant, InvalidUserToken, TokenGrant, get_chat_client
+from svcconf.clock import utc_now
+from svcconf.errors import BadRequest
+from svcconf.settings import get_settings
+from svcconf.store.chat_links import ChatLink, ChatLinkRepository
+
+# Refresh a little early: a token that expires during the call is refused mid-way.
+EXPIRY_MARGIN = timedelta(minutes=1)
+
+
+class NotLinked(BadRequest):
+    default_message = "Sign in with the chat platform again: no usable chat account is linked to this user."
+
+
+class ChatIdentity(BaseModel):
+    email: str | None
+    chatUserId: str  # noqa: N815 - the specification's field names
+    chatUsername: str  # noqa: N815
+    chatAvatar: str | None  # noqa: N815
+    chatAccessToken: str  # noqa: N815
+    linked: bool = Field(description="The chat account was linked to the bearer user who sent this request.")
+
+
+class GuildSummary(BaseModel):
+    id: str
+    name: str
+    icon: str | None = Field(description="CDN URL of the server's icon, or null.")
+    owner: bool
+    permissions: str = Field(description="The user's server-level permissions, as the platform's decimal string.")
+    can_manage: bool = Field(description="Owner, ADMINISTRATOR or MANAGE_GUILD: may deploy to this server.")
+    bot_present: bool = Field(description="The service's bot is a member of the server.")
+
+
+def _repository() -> ChatLinkRepository:
+    settings = get_settings()
+    return ChatLinkRepository(settings.chat_links_table, settings.kms_key_id or "")
+
+
+def _link(
+    user: BearerUser, grant: TokenGrant, chat_user_id: str, chat_username: str, previous: ChatLink | None
+) -> ChatLink:
+    now = utc_now()
+    return ChatLink(
+        user_id=user.sub,
+        chat_user_id=chat_user_id,
+        chat_username=chat_username,
+        access_token=grant.access_token,
+        # The platform may omit a new refresh token on refresh: the old one stays valid then.
+        refresh_token=grant.refresh_token or (previous.refresh_token if previous else None),
+        expires_at=grant.expires_at(now),
+        scope=grant.scope,
+        linked_at=previous.linked_at if previous else now,
+    )
+
+
+def sign_in(code: str, redirect_uri: str, user: BearerUser | None) -> ChatIdentity:
+    """Exchanges the OAuth code; links the identity and its tokens to the bearer user when there is one."""
+    if redirect_uri not in get_settings().chat_redirect_uris:
+        raise BadRequest.for_field("redirect_uri", "is not one of this service's registered redirect URIs")
+    client = get_chat_client()
+    try:
+        grant = client.exchange_code(code, redirect_uri)
+    except InvalidGrant as refused:
+        raise BadRequest.for_field(
+            "code", "was refused by the chat platform (expired, already used, or issued for another redirect_uri)"
+        ) from refused
+    access_token = grant.access_token.get_secret_value()
+    chat_user = client.get_current_user(access_token)
+    if user is not None:
+        _repository().save(_link(user, grant, chat_user.id, chat_user.username, previous=None))
+    return ChatIdentity(
+        email=chat_user.email,
+        chatUserId=chat_user.id,
+        chatUsername=chat_user.username,
+        chatAvatar=chat_user.avatar_url(),
+        chatAccessToken=access_token,
+        linked=user is not None,
+    )
+
+
+def _refreshed(client: ChatClient, user: BearerUser, link: ChatLink) -> ChatLink:
+    if link.refresh_token is None:
+        raise NotLinked()
+    try:
+        grant = client.refresh_token(link.refresh_token.get_secret_value())
+    except InvalidGrant as refused:
+        raise NotLinked() from refused
+    fresh = _link(user, grant, link.chat_user_id, link.chat_username, previous=link)
+    _repository().save(fresh)
+    return fresh
+
+
+def accessible_guilds(user: BearerUser) -> list[GuildSummary]:
+    """The servers the user can access, as the platform lists them for the user's own token."""
+    link = _repository().get(user.sub)
+    if link is None:
+        raise NotLinked()
+    client = get_chat_client()
+    if link.expires_at <= utc_now() + EXPIRY_MARGIN:
+        link = _refreshed(client, user, link)
+    try:
+        guilds = client.get_current_user_guilds(link.access_token.get_secret_value())
+    except InvalidUserToken:  # revoked or expired early: one refresh, then the user must sign in again
+        link = _refreshed(client, user, link)
+        try:
+            guilds = client.get_current_user_guilds(link.access_token.get_secret_value())
+        except InvalidUserToken as refused:
+            raise NotLinked() from refused
+    bot_guilds = client.bot_guild_ids()
+    return [
+        GuildSummary(
+            id=guild.id,
+            name=guild.name,
+            icon=guild.icon_url(),
+            owner=guild.owner,
+            permissions=guild.permissions,
+            can_manage=guild.can_manage,
+            bot_present=guild.id in bot_guilds,
+        )
+        for guild in guilds
+    ]

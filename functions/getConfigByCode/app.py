@@ -7,14 +7,13 @@ from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Body
-from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel, Field
 
-from svcconf.api import BOT_TOKEN_AUTH, create_app, error_responses
+from svcconf.api import BOT_TOKEN_AUTH, create_app, error_responses, lambda_entry_point
 from svcconf.auth import BotCaller, bot_caller
 from svcconf.codes import resolve_code
 from svcconf.fields import DeploymentCodeText
-from svcconf.observability import logger, metrics, tracer
+from svcconf.observability import metrics
 
 
 class ConfigByCodeRequest(BaseModel):
@@ -52,8 +51,4 @@ def get_config_by_code(
     return ConfigByCodeResponse.model_validate(resolved.model_dump())
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
-@metrics.log_metrics(capture_cold_start_metric=True)
-@tracer.capture_lambda_handler(capture_response=False)
-def lambda_handler(event: dict, context: Any) -> dict:
-    return app.resolve(event, context)
+lambda_handler = lambda_entry_point(app)

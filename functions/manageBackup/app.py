@@ -6,14 +6,21 @@ from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import Depends, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Body
-from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel, Field
 
-from svcconf.api import BOT_TOKEN_AUTH, MIB, SparseResponse, create_app, error_responses, require_fields
+from svcconf.api import (
+    BOT_TOKEN_AUTH,
+    MIB,
+    SparseResponse,
+    create_app,
+    error_responses,
+    lambda_entry_point,
+    require_fields,
+)
 from svcconf.auth import BotCaller, bot_caller
 from svcconf.backups import Backup, create_backup, get_backup, list_backups
 from svcconf.fields import Snowflake
-from svcconf.observability import logger, metrics, tracer
+from svcconf.observability import metrics
 from svcconf.store.backups import BackupSummary
 
 
@@ -66,8 +73,4 @@ def _answer(body: BackupResponse, status_code: int = 200) -> Response[BackupResp
     return Response(status_code, content_types.APPLICATION_JSON, body)
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
-@metrics.log_metrics(capture_cold_start_metric=True)
-@tracer.capture_lambda_handler(capture_response=False)
-def lambda_handler(event: dict, context: Any) -> dict:
-    return app.resolve(event, context)
+lambda_handler = lambda_entry_point(app)

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Body
-from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel, Field
 
-from svcconf.api import BEARER_AUTH, create_app, error_responses
+from svcconf.api import BEARER_AUTH, create_app, error_responses, lambda_entry_point
 from svcconf.auth import BearerUser, bearer_user
 from svcconf.invites import InviteValidation, validate_invite
-from svcconf.observability import logger, metrics, tracer
+from svcconf.observability import metrics
 
 
 class InviteRequest(BaseModel):
@@ -37,8 +36,4 @@ def validate_chat_invite(
     return result
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
-@metrics.log_metrics(capture_cold_start_metric=True)
-@tracer.capture_lambda_handler(capture_response=False)
-def lambda_handler(event: dict, context: Any) -> dict:
-    return app.resolve(event, context)
+lambda_handler = lambda_entry_point(app)

@@ -23,6 +23,7 @@ from aws_lambda_powertools.event_handler.depends import (
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.middlewares.openapi_validation import OpenAPIRequestValidationMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
 
 from svcconf.errors import (
@@ -37,11 +38,11 @@ from svcconf.errors import (
     field_path,
     reason_phrase,
 )
-from svcconf.observability import logger
+from svcconf.observability import logger, metrics, tracer
 from svcconf.settings import get_settings
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -233,3 +234,16 @@ def require_fields(request: BaseModel, *names: str, action: str) -> None:
 
 def create_app(operation: str, *, max_body_bytes: int = 256 * KIB) -> OperationResolver:
     return OperationResolver(operation, max_body_bytes=max_body_bytes)
+
+
+def lambda_entry_point(app: OperationResolver) -> Callable[[dict, Any], dict]:
+    """The function's handler: the resolver under Logger (correlation id = API Gateway's request id),
+    Metrics and Tracer, in Powertools' documented order."""
+
+    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+    @metrics.log_metrics(capture_cold_start_metric=True)
+    @tracer.capture_lambda_handler(capture_response=False)
+    def lambda_handler(event: dict, context: Any) -> dict:
+        return app.resolve(event, context)
+
+    return lambda_handler

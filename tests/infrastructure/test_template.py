@@ -42,8 +42,17 @@ def tpl() -> Template:
 
 
 def _module_functions(path: Path) -> set[str]:
+    """Top-level names a module defines with `def` or assigns (`lambda_handler = lambda_entry_point(app)`)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    assigned = {
+        target.id
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    return defined | assigned
 
 
 def _environments(tpl: Template) -> dict[str, dict[str, Any]]:

@@ -1,7 +1,6 @@
 """Fixtures for tests that talk to the chat-platform sandbox over real loopback HTTP.
 
-Use them with `pytest_plugins = ["tests.integration.chat_conftest_helpers"]` in the root conftest,
-or import the fixture names into a conftest.py. (PYTEST_DONT_REWRITE: the test modules import its
+tests/integration/conftest.py imports the fixtures. (PYTEST_DONT_REWRITE: the test modules import its
 constants before pytest loads it as a plugin, and it holds no assertions.)
 """
 

@@ -20,6 +20,7 @@ from local.template import load_template
 from local.tokens import issue_token
 from svcconf.chat import get_chat_client
 from svcconf.settings import get_settings
+from tests.integration.chat_conftest_helpers import chat_client, chat_sandbox, chat_settings, chat_state  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 BOT_TOKEN = "local-dev-bot-token"  # the value events/*.json carry

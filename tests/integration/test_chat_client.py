@@ -56,8 +56,6 @@ from tests.integration.chat_conftest_helpers import (
     new_chat_client,
 )
 
-pytest_plugins = ["tests.integration.chat_conftest_helpers"]
-
 VIEW_CHANNEL = 1 << 10
 SEND_MESSAGES = 1 << 11
 MANAGE_GUILD = 1 << 5

@@ -42,8 +42,6 @@ from tests.integration.chat_conftest_helpers import (
     new_chat_client,
 )
 
-pytest_plugins = ["tests.integration.chat_conftest_helpers"]
-
 # CI runs a fresh clone at <dir>/main with the team's reference folder at <dir>/shared.
 SPEC_PATH = Path(__file__).resolve().parents[2].parent / "shared" / "spec" / "chat-platform-openapi.json"
 BITFIELD_KEYS = {"permissions", "allow", "deny"}

@@ -92,8 +92,6 @@ def _details_from(exc: RequestValidationError) -> list[FieldError]:
         loc = tuple(error.get("loc", ()))
         if kind == "json_invalid":
             loc = ("body",)  # Powertools adds the character offset
-        if kind in ("union_tag_invalid", "union_tag_not_found"):
-            loc = (*loc, error.get("ctx", {}).get("discriminator", "").strip("'"))
         if loc == ("body",) and kind == "missing":
             kind = "model_type"  # a JSON null body
         message = _HUMAN_MESSAGES.get(kind) or error.get("msg") or "is invalid"

@@ -24,7 +24,6 @@ LEEWAY_SECONDS = 30
 class BearerUser(BaseModel):
     sub: str
     role: str | None = None
-    token: str  # kept for chatAuth linking; never logged
 
     model_config = {"frozen": True}
 
@@ -76,7 +75,7 @@ def verify_bearer_token(token: str) -> BearerUser:
     except jwt.InvalidTokenError as exc:
         raise Unauthorized("The bearer token is invalid.") from exc
     role = claims.get("role")
-    return BearerUser(sub=str(claims["sub"]), role=role if isinstance(role, str) else None, token=token)
+    return BearerUser(sub=str(claims["sub"]), role=role if isinstance(role, str) else None)
 
 
 def bearer_user(request: Request) -> BearerUser:

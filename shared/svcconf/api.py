@@ -85,11 +85,29 @@ def error_responses(*statuses: int) -> dict[int, dict[str, Any]]:
     }
 
 
-def _details_from(exc: RequestValidationError) -> list[FieldError]:
+def _without_union_tag(loc: tuple[Any, ...], body: Any) -> tuple[Any, ...]:
+    """pydantic puts a discriminated union's tag into the loc (body.deploy.config...); the caller sent none."""
+    tagged = len(loc) > 1 and isinstance(body, dict) and isinstance(loc[1], str) and loc[1] not in body
+    return (loc[0], *loc[2:]) if tagged and loc[1] in body.values() else loc
+
+
+def _union_tag_detail(error: Mapping[str, Any]) -> FieldError:
+    context = error.get("ctx") or {}
+    discriminator = str(context.get("discriminator", "")).strip("'") or "body"
+    if error.get("type") == "union_tag_not_found":
+        return FieldError(field=discriminator, message="is required")
+    expected = str(context.get("expected_tags", "")).replace("'", "")
+    return FieldError(field=discriminator, message=f"must be one of: {expected}")
+
+
+def _details_from(exc: RequestValidationError, body: Any = None) -> list[FieldError]:
     details: list[FieldError] = []
     for error in exc.errors():
         kind = error.get("type", "")
-        loc = tuple(error.get("loc", ()))
+        if kind in ("union_tag_invalid", "union_tag_not_found"):
+            details.append(_union_tag_detail(error))
+            continue
+        loc = _without_union_tag(tuple(error.get("loc", ())), body)
         if kind == "json_invalid":
             loc = ("body",)  # Powertools adds the character offset
         if loc == ("body",) and kind == "missing":
@@ -196,9 +214,15 @@ class OperationResolver(APIGatewayRestResolver):
         )
 
     def _invalid_request(self, exc: RequestValidationError) -> Response:
-        details = _details_from(exc)
+        details = _details_from(exc, self._json_body_or_none())
         summary = f"{details[0].field}: {details[0].message}" if len(details) == 1 else f"{len(details)} invalid fields"
         return self.error_response(BadRequest(f"Invalid request: {summary}.", details=details))
+
+    def _json_body_or_none(self) -> Any:
+        try:
+            return self.current_event.json_body
+        except ValueError:  # the body is not JSON: its error names "body" anyway
+            return None
 
     def _service_error(self, exc: ServiceError) -> Response:
         if exc.status >= HTTPStatus.INTERNAL_SERVER_ERROR:

@@ -10,9 +10,9 @@ from datetime import timedelta
 from pydantic import BaseModel, Field
 
 from svcconf.auth import BearerUser
-from svcconf.chat import ChatClient, InvalidGrant, InvalidUserToken, TokenGrant, get_chat_client
+from svcconf.chat import ChatClient, InvalidGrant, InvalidUserToken, PartialGuild, TokenGrant, get_chat_client
 from svcconf.clock import utc_now
-from svcconf.errors import BadRequest
+from svcconf.errors import BadRequest, Forbidden
 from svcconf.settings import get_settings
 from svcconf.store.chat_links import ChatLink, ChatLinkRepository
 
@@ -102,8 +102,8 @@ def _refreshed(client: ChatClient, user: BearerUser, link: ChatLink) -> ChatLink
     return fresh
 
 
-def accessible_guilds(user: BearerUser) -> list[GuildSummary]:
-    """The servers the user can access, as the platform lists them for the user's own token."""
+def _user_guilds(user: BearerUser) -> tuple[ChatLink, list[PartialGuild]]:
+    """The user's link and their guilds, as the platform lists them for the user's own token."""
     link = _repository().get(user.sub)
     if link is None:
         raise NotLinked()
@@ -111,14 +111,19 @@ def accessible_guilds(user: BearerUser) -> list[GuildSummary]:
     if link.expires_at <= utc_now() + EXPIRY_MARGIN:
         link = _refreshed(client, user, link)
     try:
-        guilds = client.get_current_user_guilds(link.access_token.get_secret_value())
+        return link, client.get_current_user_guilds(link.access_token.get_secret_value())
     except InvalidUserToken:  # revoked or expired early: one refresh, then the user must sign in again
         link = _refreshed(client, user, link)
         try:
-            guilds = client.get_current_user_guilds(link.access_token.get_secret_value())
+            return link, client.get_current_user_guilds(link.access_token.get_secret_value())
         except InvalidUserToken as refused:
             raise NotLinked() from refused
-    bot_guilds = client.bot_guild_ids()
+
+
+def accessible_guilds(user: BearerUser) -> list[GuildSummary]:
+    """The servers the user can access, as the platform lists them for the user's own token."""
+    _, guilds = _user_guilds(user)
+    bot_guilds = get_chat_client().bot_guild_ids()
     return [
         GuildSummary(
             id=guild.id,
@@ -131,3 +136,17 @@ def accessible_guilds(user: BearerUser) -> list[GuildSummary]:
         )
         for guild in guilds
     ]
+
+
+def managed_guild(user: BearerUser, guild_id: str) -> tuple[str, PartialGuild]:
+    """The user's chat id and the guild, when the user owns it or holds ADMINISTRATOR or MANAGE_GUILD there."""
+    try:
+        link, guilds = _user_guilds(user)
+    except NotLinked as missing:
+        raise Forbidden(
+            "Sign in with the chat platform first (chatAuth with your bearer token): no usable chat account is linked."
+        ) from missing
+    guild = next((guild for guild in guilds if guild.id == guild_id), None)
+    if guild is None or not guild.can_manage:
+        raise Forbidden("You must own this server or hold ADMINISTRATOR or MANAGE_GUILD in it.")
+    return link.chat_user_id, guild

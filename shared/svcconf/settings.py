@@ -38,6 +38,9 @@ class Settings(BaseModel):
     codes_table: str = Field("svc-deployment-codes", alias="CODES_TABLE_NAME")
     backups_table: str = Field("svc-backups", alias="BACKUPS_TABLE_NAME")
     chat_links_table: str = Field("svc-chat-links", alias="CHAT_LINKS_TABLE_NAME")
+    deployments_table: str = Field("svc-deployments", alias="DEPLOYMENTS_TABLE_NAME")
+    idempotency_table: str = Field("svc-idempotency", alias="IDEMPOTENCY_TABLE_NAME")
+    deploy_queue_url: str | None = Field(None, alias="DEPLOY_QUEUE_URL")
 
     # Bearer tokens (JWT)
     jwt_secret: SecretStr | None = Field(None, alias="SVC_JWT_SECRET")
@@ -58,6 +61,7 @@ class Settings(BaseModel):
     chat_api_base_url: str = Field("https://discord.com/api/v10", alias="CHAT_API_BASE_URL")
     chat_oauth_token_url: str | None = Field(None, alias="CHAT_OAUTH_TOKEN_URL")
     chat_cdn_base_url: str = Field("https://cdn.discordapp.com", alias="CHAT_CDN_BASE_URL")
+    chat_authorize_url: str = Field("https://discord.com/oauth2/authorize", alias="CHAT_AUTHORIZE_URL")
     chat_client_id: str | None = Field(None, alias="CHAT_CLIENT_ID")
     chat_client_secret: SecretStr | None = Field(None, alias="CHAT_CLIENT_SECRET")
     chat_client_secret_id: str | None = Field(None, alias="CHAT_CLIENT_SECRET_ID")

@@ -1,0 +1,77 @@
+"""POST /functions/deployToChat: deploy a configuration to a guild (or plan it), read a deployment, roll back."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from aws_lambda_powertools.event_handler import Depends, Response, content_types
+from aws_lambda_powertools.event_handler.openapi.params import Body
+from pydantic import BaseModel, Field
+
+from svcconf.api import BEARER_AUTH, MIB, create_app, error_responses, lambda_entry_point
+from svcconf.auth import BearerUser, bearer_user
+from svcconf.config import ServerConfig
+from svcconf.deployments import DeploymentView, DryRun, deploy, dry_run, info, rollback
+from svcconf.fields import Snowflake
+
+ProjectId = Annotated[
+    str,
+    Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", description="The web app's project id.", examples=["proj-42"]),
+]
+
+
+class DeployRequest(BaseModel):
+    action: Literal["deploy"]
+    guild_id: Snowflake
+    config: ServerConfig
+    project_id: ProjectId
+    project_name: str = Field(min_length=1, max_length=100)
+    dry_run: bool = Field(False, strict=True, description="Plan and check only: change nothing, mint no code.")
+
+
+class InfoRequest(BaseModel):
+    action: Literal["info"]
+    project_id: ProjectId
+    guild_id: Snowflake | None = Field(None, description="Only deployments to this guild.")
+
+
+class RollbackRequest(BaseModel):
+    action: Literal["rollback"]
+    project_id: ProjectId
+    guild_id: Snowflake
+
+
+DeployToChatRequest = Annotated[DeployRequest | InfoRequest | RollbackRequest, Field(discriminator="action")]
+
+app = create_app("deployToChat", max_body_bytes=MIB)
+
+
+@app.post(
+    "/functions/deployToChat",
+    summary="Deploy a configuration to a server of the chat platform, plan it, read a deployment or roll it back",
+    security=[{BEARER_AUTH: []}],
+    responses={
+        200: {"description": "info: the newest deployment; deploy with dry_run: the plan and its warnings"},
+        202: {"description": "deploy or rollback: queued; the worker applies it (read its progress with info)"},
+        **error_responses(400, 401, 403, 404, 409, 413, 415, 500, 502, 503),
+    },
+)
+def deploy_to_chat(
+    request: Annotated[DeployToChatRequest, Body()],
+    user: Annotated[BearerUser, Depends(bearer_user)],
+) -> Response[DeploymentView | DryRun]:
+    if isinstance(request, DeployRequest):
+        if request.dry_run:
+            return _answer(dry_run(user, request.guild_id, request.config))
+        deployment = deploy(user, request.guild_id, request.project_id, request.project_name, request.config)
+        return _answer(deployment, status_code=202)
+    if isinstance(request, InfoRequest):
+        return _answer(info(user, request.project_id, request.guild_id))
+    return _answer(rollback(user, request.project_id, request.guild_id), status_code=202)
+
+
+def _answer(body: DeploymentView | DryRun, status_code: int = 200) -> Response[DeploymentView | DryRun]:
+    return Response(status_code, content_types.APPLICATION_JSON, body)
+
+
+lambda_handler = lambda_entry_point(app)

@@ -1,0 +1,236 @@
+"""Applying a plan: one platform request per step, each outcome handed to a checkpoint before the next step.
+
+What a failure means decides what happens next:
+- the platform refuses one object (missing permissions, an invalid body, a cap, an object gone): that object
+  is recorded as failed with the platform's reason and the deploy goes on; what depends on it (a channel of a
+  failed category, an overwrite for a failed role) fails or is left out with its own reason;
+- the platform is slow, down or rate-limiting past one call's wait: `DeploymentInterrupted`, the caller
+  re-queues the rest (the plan is recomputed from the live guild, so nothing is done twice);
+- the bot is gone from the guild or its token refused: `DeploymentAborted`, nothing more can work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from svcconf.chat import (
+    ChatBotUnauthorized,
+    ChatClient,
+    ChatError,
+    ChatRateLimited,
+    ChatUnavailable,
+    MissingAccess,
+    UnknownChannel,
+    UnknownGuild,
+    UnknownRole,
+)
+from svcconf.deploy.plan import (
+    ROLE_OVERWRITE,
+    ChannelStep,
+    DeleteStep,
+    DeploymentPlan,
+    PlanItem,
+    ReorderRoles,
+    RoleStep,
+    Step,
+)
+
+KIND_GROUPS = {"role": "roles", "category": "categories", "channel": "channels", "overwrite": "overwrites"}
+
+
+class ItemError(BaseModel):
+    kind: str
+    name: str
+    message: str
+
+
+class UpdatedObject(BaseModel):
+    id: str
+    kind: str
+    previous: dict[str, Any]
+
+
+class StepOutcome(BaseModel):
+    """What one step did: checkpointed before the next step runs."""
+
+    key: str
+    created: dict[str, str] = Field(default_factory=dict)  # object key -> the new object's id
+    updated: dict[str, UpdatedObject] = Field(default_factory=dict)
+    deleted: dict[str, str] = Field(default_factory=dict)
+    failed: dict[str, str] = Field(default_factory=dict)  # object key -> reason
+    counts: dict[str, dict[str, int]] = Field(default_factory=dict)  # "roles" -> {"created": 1}
+    errors: list[ItemError] = Field(default_factory=list)
+
+    def count(self, kind: str, outcome: str, amount: int = 1) -> None:
+        if amount:
+            group = self.counts.setdefault(KIND_GROUPS[kind], {})
+            group[outcome] = group.get(outcome, 0) + amount
+
+    def fail(self, item: PlanItem, message: str) -> None:
+        self.failed[item.key] = message
+        self.errors.append(ItemError(kind=item.kind, name=item.name, message=message))
+        self.count(item.kind, "failed")
+
+
+class DeploymentInterrupted(Exception):
+    """The platform cannot take more now; the rest is to be tried again after `retry_after` seconds."""
+
+    def __init__(self, reason: str, retry_after: float = 0.0):
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+class DeploymentAborted(Exception):
+    """Nothing more can work in this guild (the bot was removed, its token refused)."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _reason_of(error: ChatError) -> str:
+    return error.message
+
+
+class PlanApplier:
+    def __init__(self, client: ChatClient, guild_id: str, plan: DeploymentPlan, *, audit_reason: str):
+        self.client = client
+        self.guild_id = guild_id
+        self.plan = plan
+        self.audit_reason = audit_reason
+        self.ids = dict(plan.ids)
+        self.items = {item.key: item for item in plan.items}
+
+    def run(
+        self,
+        *,
+        skip: set[str],
+        checkpoint: Callable[[StepOutcome], None],
+        has_time: Callable[[], bool],
+    ) -> bool:
+        """Applies the steps not in `skip`; False when time ran out before the last one."""
+        for step in self.plan.steps:
+            if step.key in skip:
+                continue
+            if not has_time():
+                return False
+            checkpoint(self._apply(step))
+        return True
+
+    def _apply(self, step: Step) -> StepOutcome:
+        outcome = StepOutcome(key=step.key)
+        try:
+            if isinstance(step, RoleStep):
+                self._role(step, outcome)
+            elif isinstance(step, ChannelStep):
+                self._channel(step, outcome)
+            elif isinstance(step, ReorderRoles):
+                self._reorder(step)
+            else:
+                self._delete(step, outcome)
+        except (UnknownGuild, MissingAccess, ChatBotUnauthorized) as error:
+            raise DeploymentAborted(f"The bot can no longer work in this server: {_reason_of(error)}") from error
+        except (ChatRateLimited, ChatUnavailable) as error:
+            retry_after = getattr(error, "retry_after", None) or 0.0
+            raise DeploymentInterrupted(_reason_of(error), retry_after) from error
+        except ChatError as error:
+            self._failed(step, outcome, _reason_of(error))
+        return outcome
+
+    # -- steps ----------------------------------------------------------------------------------------------
+
+    def _role(self, step: RoleStep, outcome: StepOutcome) -> None:
+        if step.op == "create_role":
+            role = self.client.create_role(self.guild_id, step.payload, reason=self.audit_reason)
+            self.ids[step.key] = role.id
+            outcome.created[step.key] = role.id
+            outcome.count("role", "created")
+            return
+        assert step.role_id is not None
+        self.client.modify_role(self.guild_id, step.role_id, step.payload, reason=self.audit_reason)
+        outcome.updated[step.key] = UpdatedObject(id=step.role_id, kind="role", previous=step.previous)
+        outcome.count("role", "updated")
+
+    def _channel(self, step: ChannelStep, outcome: StepOutcome) -> None:
+        item = self.items[step.key]
+        overwrite_items = [self.items[key] for key in step.overwrite_keys]
+        resolved, unresolved = self._resolve_overwrites(step)
+        for spec_item in unresolved:
+            outcome.fail(spec_item, "its role could not be created, so this overwrite was left out")
+        applied = [i for i in overwrite_items if i.key not in outcome.failed]
+        body = dict(step.payload)
+        if step.op == "create_channel":
+            if step.parent is not None:
+                if step.parent not in self.ids:
+                    outcome.fail(item, "its category could not be created")
+                    for overwrite in applied:
+                        outcome.fail(overwrite, "its channel could not be created")
+                    return
+                body["parent_id"] = self.ids[step.parent]
+            body["permission_overwrites"] = resolved
+            channel = self.client.create_channel(self.guild_id, body, reason=self.audit_reason)
+            self.ids[step.key] = channel.id
+            outcome.created[step.key] = channel.id
+            outcome.count(item.kind, "created")
+            outcome.count("overwrite", "created", len(applied))
+            return
+        assert step.channel_id is not None
+        if step.overwrites:
+            merged = {entry["id"]: entry for entry in step.base_overwrites}
+            merged |= {entry["id"]: entry for entry in resolved}
+            body["permission_overwrites"] = list(merged.values())
+        self.client.modify_channel(step.channel_id, body, reason=self.audit_reason)
+        if item.action == "update":
+            outcome.updated[step.key] = UpdatedObject(id=step.channel_id, kind=item.kind, previous=step.previous)
+            outcome.count(item.kind, "updated")
+        elif applied:  # only overwrites changed: the channel counts as existing, and rollback restores them
+            outcome.updated[step.key] = UpdatedObject(id=step.channel_id, kind=item.kind, previous={})
+        for overwrite in applied:
+            outcome.count("overwrite", "created" if overwrite.action == "create" else "updated")
+
+    def _resolve_overwrites(self, step: ChannelStep) -> tuple[list[dict[str, Any]], list[PlanItem]]:
+        resolved, unresolved = [], []
+        for spec, key in zip(step.overwrites, step.overwrite_keys, strict=True):
+            target_id = self.ids.get(spec.target)
+            if target_id is None:
+                unresolved.append(self.items[key])
+                continue
+            entry = {"id": target_id, "type": ROLE_OVERWRITE, "allow": str(spec.allow), "deny": str(spec.deny)}
+            resolved.append(entry)
+        return resolved, unresolved
+
+    def _reorder(self, step: ReorderRoles) -> None:
+        positions = [
+            {"id": self.ids[entry.ref] if entry.ref.startswith("role:") else entry.ref, "position": entry.position}
+            for entry in step.positions
+            if not entry.ref.startswith("role:") or entry.ref in self.ids
+        ]
+        self.client.reorder_roles(self.guild_id, positions, reason=self.audit_reason)
+
+    def _delete(self, step: DeleteStep, outcome: StepOutcome) -> None:
+        try:
+            if step.op == "delete_role":
+                self.client.delete_role(self.guild_id, step.object_id, reason=self.audit_reason)
+            else:
+                self.client.delete_channel(step.object_id, reason=self.audit_reason)
+        except (UnknownRole, UnknownChannel):
+            pass  # already gone: what the rollback wanted
+        outcome.deleted[step.key] = step.object_id
+        outcome.count(step.kind, "deleted")
+
+    def _failed(self, step: Step, outcome: StepOutcome, message: str) -> None:
+        item = self.items.get(step.key)
+        if item is not None and item.action != "keep":
+            outcome.fail(item, message)
+        else:
+            outcome.failed[step.key] = message
+            if item is None:  # the role order: no object of its own
+                outcome.errors.append(ItemError(kind="role", name=step.name, message=message))
+        if isinstance(step, ChannelStep):
+            for key in step.overwrite_keys:
+                if key not in outcome.failed:
+                    outcome.fail(self.items[key], f"its {self.items[step.key].kind} could not be changed: {message}")

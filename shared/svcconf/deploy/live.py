@@ -1,0 +1,91 @@
+"""The live guild as a deploy sees it: its roles and channels, and what the bot may do there.
+
+Read with three bot calls (the guild with its roles, its channels, the bot's membership); everything else
+about the guild is derived here, without I/O, so the plan and the preflight stay pure.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict
+
+from svcconf.chat import Channel, Role
+from svcconf.config import ALL_PERMISSIONS, CHANNEL_TYPES, PERMISSION_BITS
+
+if TYPE_CHECKING:
+    from svcconf.chat import ChatClient
+
+ADMINISTRATOR = 1 << PERMISSION_BITS["ADMINISTRATOR"]
+TEXT_LIKE_TYPES = frozenset({CHANNEL_TYPES["text"], CHANNEL_TYPES["announcement"], CHANNEL_TYPES["forum"]})
+CATEGORY = CHANNEL_TYPES["category"]
+
+
+def platform_channel_name(name: str, channel_type: int) -> str:
+    """The name the platform stores: text-like names lower-case with dashes for spaces (observed, not documented)."""
+    if channel_type in TEXT_LIKE_TYPES:
+        return re.sub(r"\s+", "-", name.strip()).lower()
+    return name
+
+
+class LiveGuild(BaseModel):
+    """One guild's structure at one moment, and the bot's standing in it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    features: list[str]
+    roles: list[Role]
+    channels: list[Channel]
+    bot_role_ids: list[str]
+
+    @cached_property
+    def everyone(self) -> Role:
+        return next(role for role in self.roles if role.is_everyone(self.id))
+
+    @cached_property
+    def bot_permissions(self) -> int:
+        """The bot's guild-level permissions; ADMINISTRATOR means every permission."""
+        value = int(self.everyone.permissions)
+        for role in self.roles:
+            if role.id in self.bot_role_ids:
+                value |= int(role.permissions)
+        return ALL_PERMISSIONS if value & ADMINISTRATOR else value
+
+    @cached_property
+    def bot_top_position(self) -> int:
+        return max((role.position for role in self.roles if role.id in self.bot_role_ids), default=0)
+
+    @cached_property
+    def bot_top_role_name(self) -> str:
+        ranked = sorted((r for r in self.roles if r.id in self.bot_role_ids), key=lambda r: r.position, reverse=True)
+        return ranked[0].name if ranked else self.everyone.name
+
+    def bot_can_edit(self, role: Role) -> bool:
+        """The platform lets a bot edit, delete or move only unmanaged roles strictly below its own highest role."""
+        return not role.managed and not role.is_everyone(self.id) and role.position < self.bot_top_position
+
+    @property
+    def categories(self) -> list[Channel]:
+        return [channel for channel in self.channels if channel.is_category]
+
+    def children_of(self, category_id: str | None) -> list[Channel]:
+        return [c for c in self.channels if not c.is_category and c.parent_id == category_id]
+
+
+def read_live_guild(client: ChatClient, guild_id: str) -> LiveGuild:
+    """The guild's roles, channels and the bot's roles, as the bot sees them now."""
+    guild = client.get_guild(guild_id)
+    channels = client.list_channels(guild_id)
+    bot_member = client.get_guild_member(guild_id, client.get_bot_user().id)
+    return LiveGuild(
+        id=guild.id,
+        name=guild.name,
+        features=guild.features,
+        roles=guild.roles,
+        channels=channels,
+        bot_role_ids=bot_member.roles,
+    )

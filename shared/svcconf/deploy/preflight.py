@@ -1,0 +1,142 @@
+"""The preflight: what the platform would refuse halfway through a deploy, found before anything is queued.
+
+Pure: the live guild and the plan in, one problem per refusal out, each naming the configuration path it
+comes from. The platform refuses a bot that grants a permission it lacks, that edits a role at or above its
+own highest role, that passes its caps, or that creates a channel type the guild's features do not allow.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from svcconf.config import (
+    MAX_CHANNELS,
+    MAX_CHANNELS_PER_CATEGORY,
+    MAX_OVERWRITES,
+    MAX_ROLES,
+    PERMISSION_BITS,
+    from_bitfield,
+)
+from svcconf.deploy.live import ADMINISTRATOR, LiveGuild
+from svcconf.deploy.plan import ChannelStep, DeploymentPlan, ReorderRoles, RoleStep, Step
+from svcconf.errors import FieldError
+
+MANAGE_ROLES = 1 << PERMISSION_BITS["MANAGE_ROLES"]
+MANAGE_CHANNELS = 1 << PERMISSION_BITS["MANAGE_CHANNELS"]
+# Channel types (the platform's numbers) that need a guild feature.
+FEATURE_OF_TYPE = {5: ("NEWS", "announcement"), 13: ("COMMUNITY", "stage")}
+
+
+def _problem(field: str, message: str) -> FieldError:
+    return FieldError(field=field, message=message)
+
+
+def _missing(live: LiveGuild, bits: int) -> list[str]:
+    return from_bitfield(bits & ~live.bot_permissions)
+
+
+def _role_problems(live: LiveGuild, plan: DeploymentPlan) -> Iterator[FieldError]:
+    roles = {role.id: role for role in live.roles}
+    for step in plan.steps:
+        if not isinstance(step, RoleStep):
+            continue
+        if step.role_id is not None and not live.bot_can_edit(roles[step.role_id]):
+            yield _problem(
+                step.field,
+                f"role '{step.name}' is at or above the bot's highest role ('{live.bot_top_role_name}') or managed by"
+                " an integration, so the bot cannot change it: move the bot's role above it, or leave it out",
+            )
+            continue
+        new = int(step.payload.get("permissions", 0))
+        old = int(step.previous.get("permissions", 0))
+        missing = _missing(live, new & ~old)  # a role may keep permissions the bot lacks; it may not gain them
+        if missing:
+            yield _problem(f"{step.field}.permissions", f"grants {', '.join(missing)}, which the bot does not hold")
+
+
+def _overwrite_problems(live: LiveGuild, plan: DeploymentPlan) -> Iterator[FieldError]:
+    reported: set[str] = set()
+    for step in plan.steps:
+        if not isinstance(step, ChannelStep):
+            continue
+        for spec in step.overwrites:
+            if spec.field in reported:
+                continue  # a category's overwrite reaches each of its channels: one problem is enough
+            missing = _missing(live, spec.allow | spec.deny)
+            if (spec.allow | spec.deny) & MANAGE_ROLES and not live.bot_permissions & ADMINISTRATOR:
+                reported.add(spec.field)
+                yield _problem(
+                    spec.field, "sets MANAGE_ROLES, which only a bot with ADMINISTRATOR may put in an overwrite"
+                )
+            elif missing:
+                reported.add(spec.field)
+                yield _problem(spec.field, f"sets {', '.join(missing)}, which the bot does not hold")
+        if step.op == "create_channel" and len(step.overwrites) > MAX_OVERWRITES:
+            yield _problem(
+                f"{step.field}.overwrites",
+                f"{len(step.overwrites)} overwrites with its category's; the platform takes at most {MAX_OVERWRITES}",
+            )
+
+
+def _type_problems(live: LiveGuild, plan: DeploymentPlan) -> Iterator[FieldError]:
+    for step in plan.steps:
+        if isinstance(step, ChannelStep) and step.op == "create_channel":
+            feature, name = FEATURE_OF_TYPE.get(step.payload.get("type", -1), (None, ""))
+            if feature and feature not in live.features:
+                yield _problem(f"{step.field}.type", f"{name} channels need the server feature {feature}")
+
+
+def _cap_problems(live: LiveGuild, plan: DeploymentPlan) -> Iterator[FieldError]:
+    creates = [step for step in plan.steps if step.op in ("create_role", "create_channel")]
+    new_roles = sum(1 for step in creates if step.op == "create_role")
+    if len(live.roles) + new_roles > MAX_ROLES:
+        yield _problem(
+            "roles",
+            f"the server has {len(live.roles)} roles and the deploy would create {new_roles}: at most {MAX_ROLES}",
+        )
+    new_channels = [step for step in creates if isinstance(step, ChannelStep)]
+    if len(live.channels) + len(new_channels) > MAX_CHANNELS:
+        yield _problem(
+            "channels",
+            f"the server has {len(live.channels)} channels and categories and the deploy would create"
+            f" {len(new_channels)}: at most {MAX_CHANNELS}",
+        )
+    per_parent = Counter(step.parent for step in new_channels if step.parent)
+    for category_key, count in per_parent.items():
+        existing_id = plan.ids.get(category_key)
+        existing = len(live.children_of(existing_id)) if existing_id else 0
+        if existing + count > MAX_CHANNELS_PER_CATEGORY:
+            field = next(s.field for s in new_channels if s.parent == category_key).rsplit(".channels", 1)[0]
+            yield _problem(
+                f"{field}.channels",
+                f"the category holds {existing} channels and the deploy would add {count}:"
+                f" at most {MAX_CHANNELS_PER_CATEGORY}",
+            )
+
+
+def _changes_overwrites(step: Step) -> bool:
+    # Creating a channel with overwrites needs MANAGE_CHANNELS only; changing them needs MANAGE_ROLES.
+    return isinstance(step, ChannelStep) and step.op == "update_channel" and bool(step.overwrites)
+
+
+def _capability_problems(live: LiveGuild, plan: DeploymentPlan) -> Iterator[FieldError]:
+    needs_roles = [s for s in plan.steps if isinstance(s, RoleStep | ReorderRoles) or _changes_overwrites(s)]
+    needs_channels = [step for step in plan.steps if isinstance(step, ChannelStep)]
+    if needs_roles and not live.bot_permissions & MANAGE_ROLES:
+        yield _problem(needs_roles[0].field, "the bot needs MANAGE_ROLES in this server to change roles and overwrites")
+    if needs_channels and not live.bot_permissions & MANAGE_CHANNELS:
+        yield _problem(needs_channels[0].field, "the bot needs MANAGE_CHANNELS in this server to change channels")
+
+
+def preflight_problems(live: LiveGuild, plan: DeploymentPlan) -> list[FieldError]:
+    """Every reason the platform would refuse part of this plan, one per configuration path."""
+    capabilities = list(_capability_problems(live, plan))
+    if capabilities:
+        return capabilities  # without them every step fails: the details below would only repeat it
+    return [
+        *_cap_problems(live, plan),
+        *_role_problems(live, plan),
+        *_overwrite_problems(live, plan),
+        *_type_problems(live, plan),
+    ]

@@ -1,0 +1,414 @@
+"""Deployments: a user's server configuration becomes a real guild, reversibly.
+
+The request side (deployToChat) checks who may deploy where, reads the live guild, plans, runs the preflight,
+and either answers the dry run or queues the deployment under the guild's lock with a deployment code. The
+worker side (`run_job`) snapshots the guild before its first write, applies the plan step by step with a
+checkpoint after each, re-queues the rest when its time runs low or the platform asks to wait, and ends
+`succeeded`, `partial` or `failed`. A rollback is a deployment of its own kind that undoes the newest one.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+from collections.abc import Callable
+from datetime import datetime
+from urllib.parse import urlencode
+
+from pydantic import BaseModel, Field
+
+from svcconf import backups, codes
+from svcconf.auth import BearerUser
+from svcconf.chat import ChatError, ChatRateLimited, ChatUnavailable, UnknownGuild, get_chat_client
+from svcconf.chat_accounts import managed_guild
+from svcconf.clock import utc_now
+from svcconf.config import ServerConfig, to_bitfield
+from svcconf.config.lint import LintWarning, lint_config
+from svcconf.deploy.apply import DeploymentAborted, DeploymentInterrupted, PlanApplier, StepOutcome
+from svcconf.deploy.live import LiveGuild, read_live_guild
+from svcconf.deploy.plan import DeploymentPlan, PlanItem, plan_deployment
+from svcconf.deploy.preflight import preflight_problems
+from svcconf.deploy.rollback import GuildSnapshot, plan_rollback
+from svcconf.errors import Conflict, NotFound, ServiceUnavailable
+from svcconf.observability import logger, metrics
+from svcconf.settings import get_settings
+from svcconf.store import queues
+from svcconf.store.deployments import (
+    DeploymentKind,
+    DeploymentRecord,
+    DeploymentRepository,
+    DeploymentStatus,
+    GuildBusy,
+    KindCounts,
+    Progress,
+    StepError,
+    Steps,
+)
+
+# The permissions a bot needs to deploy at all; an install link asks for these and what the configuration grants.
+DEPLOY_BOT_PERMISSIONS = ["VIEW_CHANNEL", "MANAGE_CHANNELS", "MANAGE_ROLES"]
+LOCK_SECONDS = 2 * 3600  # a lost worker frees its guild after this
+WORKER_MARGIN_SECONDS = 30  # leave the rest to the next invocation with this much time left
+MAX_INTERRUPTIONS = 20  # re-queued this often for the platform's sake: give up with what is done
+KIND_GROUPS = {"role": "roles", "category": "categories", "channel": "channels", "overwrite": "overwrites"}
+
+
+class GuildIsBusy(Conflict):
+    default_message = "Another deployment or rollback to this server is still running; try again when it ends."
+
+
+class BotNotInGuild(Conflict):
+    default_message = "The service's bot is not in this server: install it with install_url, then deploy again."
+
+
+class PreflightFailed(Conflict):
+    default_message = "The deployment cannot work in this server as it is."
+
+
+class NoDeployment(NotFound):
+    default_message = "No deployment of this project by you was found."
+
+
+class Generation(BaseModel):
+    """The deployment as the specification's generation record describes it."""
+
+    project_id: str
+    project_name: str
+    guild_id: str
+    guild_name: str
+    status: DeploymentStatus
+    result: str | None = None
+    error: str | None = None
+    steps: Steps
+
+
+class DeploymentView(BaseModel):
+    ok: bool = True
+    deployment_id: str
+    kind: DeploymentKind
+    status: DeploymentStatus
+    steps: Steps
+    generation: Generation
+    backup_id: str | None = None
+    deployment_code: str | None = None
+    rollback_of: str | None = None
+    created_at: datetime
+    finished_at: datetime | None = None
+
+
+class DryRun(BaseModel):
+    ok: bool = True
+    status: str = Field("planned", description="A dry run changes nothing: it is only a plan.")
+    steps: Steps
+    plan: list[PlanItem]
+    warnings: list[LintWarning]
+
+
+class DeployJob(BaseModel):
+    """The queue's message: which deployment to run (or resume), and how often it was interrupted."""
+
+    user_id: str
+    project_id: str
+    deployment_id: str
+    interruptions: int = 0
+
+
+def _repository() -> DeploymentRepository:
+    return DeploymentRepository(get_settings().deployments_table)
+
+
+def new_deployment_id() -> str:
+    # Millisecond time first, in fixed-width hex, so a project's deployments sort by creation time.
+    return f"dp_{int(utc_now().timestamp() * 1000):012x}{secrets.token_hex(4)}"
+
+
+# ---------------------------------------------------------------- the request side
+
+
+def install_url(guild_id: str, config: ServerConfig | None) -> str:
+    """The platform's link that adds the bot to this guild with the permissions the deploy will use."""
+    granted = [p for role in config.roles for p in role.permissions] if config else []
+    settings = get_settings()
+    query = {
+        "client_id": settings.chat_client_id or "",
+        "scope": "bot",
+        "permissions": to_bitfield([*DEPLOY_BOT_PERMISSIONS, *granted]),
+        "guild_id": guild_id,
+        "disable_guild_select": "true",
+    }
+    return f"{settings.chat_authorize_url}?{urlencode(query)}"
+
+
+def _live_guild(guild_id: str, config: ServerConfig | None) -> LiveGuild:
+    try:
+        return read_live_guild(get_chat_client(), guild_id)
+    except UnknownGuild as missing:
+        raise BotNotInGuild(install_url=install_url(guild_id, config)) from missing
+
+
+def _checked_plan(user: BearerUser, guild_id: str, config: ServerConfig) -> tuple[str, LiveGuild, DeploymentPlan]:
+    """Who may deploy here, the live guild, and a plan the platform will accept: else 403, 409."""
+    chat_user_id, _ = managed_guild(user, guild_id)
+    live = _live_guild(guild_id, config)
+    plan = plan_deployment(live, config)
+    problems = preflight_problems(live, plan)
+    if problems:
+        noun = "problem" if len(problems) == 1 else "problems"
+        raise PreflightFailed(
+            f"The deployment cannot work in this server as it is: {len(problems)} {noun}.", details=problems
+        )
+    return chat_user_id, live, plan
+
+
+def planned_steps(plan: DeploymentPlan) -> Steps:
+    steps = Steps()
+    for item in plan.items:
+        counts: KindCounts = getattr(steps, KIND_GROUPS[item.kind])
+        if item.action == "keep":
+            counts.existing += 1
+        else:
+            counts.planned += 1
+    return steps
+
+
+def dry_run(user: BearerUser, guild_id: str, config: ServerConfig) -> DryRun:
+    _, _, plan = _checked_plan(user, guild_id, config)
+    return DryRun(steps=planned_steps(plan), plan=plan.items, warnings=lint_config(config))
+
+
+def deploy(user: BearerUser, guild_id: str, project_id: str, project_name: str, config: ServerConfig) -> DeploymentView:
+    chat_user_id, live, plan = _checked_plan(user, guild_id, config)
+    now = utc_now()
+    record = DeploymentRecord(
+        deployment_id=new_deployment_id(),
+        kind="deploy",
+        user_id=user.sub,
+        chat_user_id=chat_user_id,
+        project_id=project_id,
+        project_name=project_name,
+        guild_id=guild_id,
+        guild_name=live.name,
+        status="queued",
+        steps=planned_steps(plan),
+        # What the user stated, not the schema's defaults: an omitted attribute must stay omitted.
+        configuration=config.model_dump(mode="json", exclude_unset=True),
+        created_at=now,
+        updated_at=now,
+    )
+    _queue(record, now, mint_for=config)
+    metrics.add_metric(name="DeploymentQueued", unit="Count", value=1)
+    return view(record)
+
+
+def rollback(user: BearerUser, project_id: str, guild_id: str) -> DeploymentView:
+    chat_user_id, _ = managed_guild(user, guild_id)
+    target = _repository().newest(user.sub, project_id, guild_id=guild_id, kind="deploy")
+    if target is None or not target.finished or target.rolled_back_by or not target.backup_id:
+        raise NoDeployment("Nothing to roll back: no finished, not yet rolled back deployment of this project here.")
+    live = _live_guild(guild_id, None)
+    now = utc_now()
+    record = DeploymentRecord(
+        deployment_id=new_deployment_id(),
+        kind="rollback",
+        user_id=user.sub,
+        chat_user_id=chat_user_id,
+        project_id=project_id,
+        project_name=target.project_name,
+        guild_id=guild_id,
+        guild_name=live.name,
+        status="queued",
+        backup_id=target.backup_id,
+        rollback_of=target.deployment_id,
+        created_at=now,
+        updated_at=now,
+    )
+    _queue(record, now)
+    metrics.add_metric(name="RollbackQueued", unit="Count", value=1)
+    return view(record)
+
+
+def _queue(record: DeploymentRecord, now: datetime, *, mint_for: ServerConfig | None = None) -> None:
+    """Takes the guild's lock with the queued record, mints the project's code for a deploy, sends the job."""
+    settings = get_settings()
+    if not settings.deploy_queue_url:
+        logger.error("the deploy queue is not configured (DEPLOY_QUEUE_URL)")
+        raise ServiceUnavailable("Deployments are not configured.")
+    repository = _repository()
+    try:
+        repository.start(record, lock_expiration=int(now.timestamp()) + LOCK_SECONDS, now=int(now.timestamp()))
+    except GuildBusy as busy:
+        raise GuildIsBusy() from busy
+    try:
+        if mint_for is not None:
+            code = codes.mint_code(
+                record.project_id,
+                record.project_name,
+                mint_for.model_dump(mode="json"),
+                chat_user_id=record.chat_user_id,
+            )
+            repository.set_code(record, code.code, utc_now())
+            record.deployment_code = code.code
+        queues.send(settings.deploy_queue_url, _job(record).model_dump())
+    except Exception:
+        # Not queued means never run: release the guild at once rather than after the lock's expiry.
+        repository.finish(record, "failed", "Not started.", "The deployment could not be queued.", utc_now())
+        raise
+
+
+def _job(record: DeploymentRecord, interruptions: int = 0) -> DeployJob:
+    return DeployJob(
+        user_id=record.user_id,
+        project_id=record.project_id,
+        deployment_id=record.deployment_id,
+        interruptions=interruptions,
+    )
+
+
+def info(user: BearerUser, project_id: str, guild_id: str | None) -> DeploymentView:
+    record = _repository().newest(user.sub, project_id, guild_id=guild_id)
+    if record is None:
+        raise NoDeployment()
+    if record.kind == "deploy" or record.deployment_code:
+        return view(record)
+    # A rollback carries no code of its own: the project's code is its newest deploy's.
+    newest_deploy = _repository().newest(user.sub, project_id, guild_id=guild_id, kind="deploy")
+    return view(record, deployment_code=newest_deploy.deployment_code if newest_deploy else None)
+
+
+def view(record: DeploymentRecord, deployment_code: str | None = None) -> DeploymentView:
+    generation = Generation(
+        project_id=record.project_id,
+        project_name=record.project_name,
+        guild_id=record.guild_id,
+        guild_name=record.guild_name,
+        status=record.status,
+        result=record.result,
+        error=record.error,
+        steps=record.steps,
+    )
+    return DeploymentView(
+        deployment_id=record.deployment_id,
+        kind=record.kind,
+        status=record.status,
+        steps=record.steps,
+        generation=generation,
+        backup_id=record.backup_id,
+        deployment_code=record.deployment_code or deployment_code,
+        rollback_of=record.rollback_of,
+        created_at=record.created_at,
+        finished_at=record.finished_at,
+    )
+
+
+# ---------------------------------------------------------------- the worker side
+
+
+def run_job(job: DeployJob, seconds_left: Callable[[], float], *, margin: float = WORKER_MARGIN_SECONDS) -> None:
+    """Runs (or resumes) one deployment while more than `margin` seconds of the invocation are left."""
+    repository = _repository()
+    record = repository.get(job.user_id, job.project_id, job.deployment_id)
+    if record is None or record.finished:
+        logger.info("nothing to run", extra={"deployment_id": job.deployment_id, "found": record is not None})
+        return
+    logger.append_keys(deployment_id=record.deployment_id, guild_id=record.guild_id, kind=record.kind)
+    repository.extend_lock(record, int(utc_now().timestamp()) + LOCK_SECONDS)
+    try:
+        live = read_live_guild(get_chat_client(), record.guild_id)
+        plan, target = _worker_plan(repository, record, live)
+        repository.mark_running(record, steps=None if record.counted else planned_steps(plan), now=utc_now())
+        applier = PlanApplier(
+            get_chat_client(), record.guild_id, plan, audit_reason=f"svc {record.kind} {record.deployment_id}"
+        )
+        finished = applier.run(
+            skip=set(record.journal_failed),
+            checkpoint=lambda outcome: repository.record_progress(record, _progress(outcome), utc_now()),
+            has_time=lambda: seconds_left() > margin,
+        )
+    except (DeploymentInterrupted, ChatRateLimited, ChatUnavailable) as pause:
+        _requeue(record, job, pause)
+        return
+    except (DeploymentAborted, ChatError) as fatal:
+        _finish(repository, record, error=getattr(fatal, "reason", None) or str(fatal))
+        return
+    if not finished:
+        logger.info("time is running low: the rest goes to the next invocation")
+        queues.send(get_settings().deploy_queue_url or "", _job(record, job.interruptions).model_dump())
+        return
+    _finish(repository, record, error=None)
+    if target is not None:
+        repository.mark_rolled_back(target, record.deployment_id, utc_now())
+
+
+def _worker_plan(
+    repository: DeploymentRepository, record: DeploymentRecord, live: LiveGuild
+) -> tuple[DeploymentPlan, DeploymentRecord | None]:
+    if record.kind == "deploy":
+        if record.backup_id is None:
+            snapshot = GuildSnapshot.of(live, utc_now())
+            backup = backups.create_backup(
+                live.id,
+                snapshot.backup_data(record.deployment_id),
+                guild_name=live.name,
+                label=f"Before deployment {record.deployment_id}",
+            )
+            repository.set_backup(record, backup.backup_id, utc_now())
+            record.backup_id = backup.backup_id
+        return plan_deployment(live, ServerConfig.model_validate(record.configuration or {})), None
+    target = repository.get(record.user_id, record.project_id, record.rollback_of or "")
+    if target is None or record.backup_id is None:
+        raise DeploymentAborted("The deployment to roll back is gone.")
+    snapshot = GuildSnapshot.from_backup_data(backups.get_backup(record.backup_id).backup_data)
+    updated = {key: entry["id"] for key, entry in target.journal_updated.items()}
+    return plan_rollback(live, snapshot, target.journal_created, updated), target
+
+
+def _progress(outcome: StepOutcome) -> Progress:
+    return Progress(
+        created=outcome.created,
+        updated={key: entry.model_dump() for key, entry in outcome.updated.items()},
+        failed=outcome.failed,
+        counts=outcome.counts,
+        errors=[StepError(**error.model_dump()) for error in outcome.errors],
+    )
+
+
+def _requeue(record: DeploymentRecord, job: DeployJob, pause: Exception) -> None:
+    reason = getattr(pause, "reason", None) or str(pause)
+    if job.interruptions >= MAX_INTERRUPTIONS:
+        _finish(_repository(), record, error=f"The chat platform kept refusing for too long: {reason}")
+        return
+    wait = math.ceil(getattr(pause, "retry_after", None) or 0)
+    logger.warning("the chat platform asks to wait: re-queued", extra={"retry_after": wait, "reason": reason})
+    next_job = _job(record, job.interruptions + 1)
+    queues.send(get_settings().deploy_queue_url or "", next_job.model_dump(), delay_seconds=max(wait, 1))
+
+
+def _finish(repository: DeploymentRepository, record: DeploymentRecord, *, error: str | None) -> None:
+    steps = (repository.get(record.user_id, record.project_id, record.deployment_id) or record).steps
+    failed = steps.total("failed")
+    changed = steps.total("created") + steps.total("updated") + steps.total("deleted")
+    status: DeploymentStatus
+    if error is not None:
+        status = "partial" if changed else "failed"
+    else:
+        status = "succeeded" if not failed else ("partial" if changed else "failed")
+    if failed and error is None:
+        error = f"{failed} object(s) failed: see steps.errors."
+    repository.finish(record, status, summary(record.kind, steps), error, utc_now())
+    metrics.add_metric(name=f"Deployment{status.capitalize()}", unit="Count", value=1)
+    logger.info("deployment finished", extra={"status": status, "changed": changed, "failed": failed})
+
+
+def summary(kind: DeploymentKind, steps: Steps) -> str:
+    """One sentence a person can read: what was created, updated, deleted and failed, per kind."""
+
+    def part(counter: str) -> str:
+        counts = [(group, getattr(getattr(steps, group), counter)) for group in KIND_GROUPS.values()]
+        return ", ".join(f"{n} {group}" for group, n in counts if n) or "nothing"
+
+    verbs = ("deleted", "updated") if kind == "rollback" else ("created", "updated")
+    sentence = (
+        f"{verbs[0].capitalize()} {part(verbs[0])}; {'restored' if kind == 'rollback' else 'updated'} {part(verbs[1])}"
+    )
+    failed = steps.total("failed")
+    return f"{sentence}; {failed} failed." if failed else f"{sentence}."

@@ -1,0 +1,328 @@
+"""Deployments table: each user's deployments per project, with their progress, and one lock per guild.
+
+- A deployment: `pk = USER#<sub>`, `sk = DEPLOYMENT#<project_id>#<deployment_id>` (ids sort by creation
+  time, so a project's newest deployment is the first of a descending query). It carries its status, its step
+  counts, and its journal: the ids it created, the objects it updated with their previous attributes, the
+  objects that failed. Every applied step updates it in place (one UpdateItem), so a resumed worker knows
+  what was done.
+- The guild lock: `pk = GUILD#<guild_id>`, `sk = LOCK`, naming the deployment that holds it. It is taken in
+  the same transaction that writes the queued deployment (a conditional write, not a read-then-write) and
+  expires by itself (`expiration`) if a worker is ever lost for good.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any, Literal
+
+from botocore.exceptions import ClientError
+from pydantic import BaseModel, Field
+
+from svcconf.store import blobs
+from svcconf.store.dynamo import is_conditional_check_failure, table
+
+DeploymentKind = Literal["deploy", "rollback"]
+DeploymentStatus = Literal["queued", "running", "succeeded", "partial", "failed"]
+FINISHED: tuple[DeploymentStatus, ...] = ("succeeded", "partial", "failed")
+KIND_GROUPS = ("roles", "categories", "channels", "overwrites")
+COUNTERS = ("planned", "created", "updated", "existing", "deleted", "failed")
+
+
+class GuildBusy(Exception):
+    """Another deployment or rollback holds the guild."""
+
+
+class KindCounts(BaseModel):
+    planned: int = 0
+    created: int = 0
+    updated: int = 0
+    existing: int = 0
+    deleted: int = 0
+    failed: int = 0
+
+
+class StepError(BaseModel):
+    kind: str
+    name: str
+    message: str
+
+
+class Steps(BaseModel):
+    roles: KindCounts = Field(default_factory=KindCounts)
+    categories: KindCounts = Field(default_factory=KindCounts)
+    channels: KindCounts = Field(default_factory=KindCounts)
+    overwrites: KindCounts = Field(default_factory=KindCounts)
+    errors: list[StepError] = Field(default_factory=list)
+
+    def total(self, counter: str) -> int:
+        return sum(getattr(getattr(self, group), counter) for group in KIND_GROUPS)
+
+
+class DeploymentRecord(BaseModel):
+    deployment_id: str
+    kind: DeploymentKind
+    user_id: str
+    chat_user_id: str
+    project_id: str
+    project_name: str
+    guild_id: str
+    guild_name: str
+    status: DeploymentStatus
+    steps: Steps = Field(default_factory=Steps)
+    result: str | None = None
+    error: str | None = None
+    backup_id: str | None = None
+    deployment_code: str | None = None
+    rollback_of: str | None = None
+    rolled_back_by: str | None = None
+    configuration: dict[str, Any] | None = None
+    journal_created: dict[str, str] = Field(default_factory=dict)
+    journal_updated: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    journal_failed: dict[str, str] = Field(default_factory=dict)
+    counted: bool = False  # the first worker run has set the planned and existing counts
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED
+
+
+def _pk(user_id: str) -> str:
+    return f"USER#{user_id}"
+
+
+def _sk(project_id: str, deployment_id: str = "") -> str:
+    return f"DEPLOYMENT#{project_id}#{deployment_id}"
+
+
+def _lock_key(guild_id: str) -> dict[str, str]:
+    return {"pk": f"GUILD#{guild_id}", "sk": "LOCK"}
+
+
+def _to_item(record: DeploymentRecord) -> dict[str, Any]:
+    item = record.model_dump(mode="json", exclude={"configuration"}, exclude_none=True)
+    if record.configuration is not None:
+        item["configuration"] = blobs.pack(blobs.json_bytes(record.configuration))
+    return {"pk": _pk(record.user_id), "sk": _sk(record.project_id, record.deployment_id), **item}
+
+
+def _from_item(item: dict[str, Any]) -> DeploymentRecord:
+    values = {key: value for key, value in item.items() if key not in ("pk", "sk")}
+    if "configuration" in values:
+        values["configuration"] = blobs.unpack(values["configuration"])
+    return DeploymentRecord.model_validate(_plain(values))
+
+
+def _plain(value: Any) -> Any:
+    """DynamoDB hands numbers back as Decimal: the record's counts are integers."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if type(value).__name__ == "Decimal":
+        return int(value)
+    return value
+
+
+class Progress(BaseModel):
+    """One applied step, as the worker records it."""
+
+    created: dict[str, str] = Field(default_factory=dict)
+    updated: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    failed: dict[str, str] = Field(default_factory=dict)
+    counts: dict[str, dict[str, int]] = Field(default_factory=dict)
+    errors: list[StepError] = Field(default_factory=list)
+
+
+class _Update:
+    """An UpdateExpression built piece by piece, with placeholders for every name and value."""
+
+    def __init__(self) -> None:
+        self.sets: list[str] = []
+        self.names: dict[str, str] = {}
+        self.values: dict[str, Any] = {}
+
+    def name(self, text: str) -> str:
+        placeholder = f"#n{len(self.names)}"
+        self.names[placeholder] = text
+        return placeholder
+
+    def value(self, value: Any) -> str:
+        placeholder = f":v{len(self.values)}"
+        self.values[placeholder] = value
+        return placeholder
+
+    def set(self, path: list[str], value: Any) -> None:
+        self.sets.append(f"{'.'.join(self.name(part) for part in path)} = {self.value(value)}")
+
+    def add(self, path: list[str], amount: int) -> None:
+        target = ".".join(self.name(part) for part in path)
+        self.sets.append(f"{target} = {target} + {self.value(amount)}")
+
+    def append(self, path: list[str], items: list[Any]) -> None:
+        target = ".".join(self.name(part) for part in path)
+        self.sets.append(f"{target} = list_append({target}, {self.value(items)})")
+
+    def arguments(self) -> dict[str, Any]:
+        return {
+            "UpdateExpression": "SET " + ", ".join(self.sets),
+            "ExpressionAttributeNames": self.names,
+            "ExpressionAttributeValues": self.values,
+        }
+
+
+class DeploymentRepository:
+    def __init__(self, table_name: str):
+        self._table = table(table_name)
+
+    # -- the request side ----------------------------------------------------------------------------------
+
+    def start(self, record: DeploymentRecord, *, lock_expiration: int, now: int) -> None:
+        """Writes the queued deployment and takes its guild's lock, both or neither; `GuildBusy` if held."""
+        lock = {
+            **_lock_key(record.guild_id),
+            "holder_pk": _pk(record.user_id),
+            "holder_sk": _sk(record.project_id, record.deployment_id),
+            "deployment_id": record.deployment_id,
+            "expiration": lock_expiration,
+        }
+        client = self._table.meta.client
+        try:
+            client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Put": {
+                            "TableName": self._table.name,
+                            "Item": lock,
+                            "ConditionExpression": "attribute_not_exists(pk) OR expiration < :now",
+                            "ExpressionAttributeValues": {":now": now},
+                        }
+                    },
+                    {
+                        "Put": {
+                            "TableName": self._table.name,
+                            "Item": _to_item(record),
+                            "ConditionExpression": "attribute_not_exists(pk)",
+                        }
+                    },
+                ]
+            )
+        except ClientError as error:
+            if is_conditional_check_failure(error):
+                raise GuildBusy from error
+            raise
+
+    def get(self, user_id: str, project_id: str, deployment_id: str) -> DeploymentRecord | None:
+        key = {"pk": _pk(user_id), "sk": _sk(project_id, deployment_id)}
+        item = self._table.get_item(Key=key, ConsistentRead=True).get("Item")
+        return _from_item(item) if item else None
+
+    def newest(
+        self, user_id: str, project_id: str, *, guild_id: str | None = None, kind: DeploymentKind | None = None
+    ) -> DeploymentRecord | None:
+        """The user's newest deployment of the project (to the guild, of the kind, when given)."""
+        for record in self._history(user_id, project_id):
+            if (guild_id is None or record.guild_id == guild_id) and (kind is None or record.kind == kind):
+                return record
+        return None
+
+    def _history(self, user_id: str, project_id: str) -> Iterator[DeploymentRecord]:
+        arguments: dict[str, Any] = {
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+            "ExpressionAttributeValues": {":pk": _pk(user_id), ":prefix": _sk(project_id)},
+            "ScanIndexForward": False,
+            "ConsistentRead": True,
+        }
+        while True:
+            response = self._table.query(**arguments)
+            yield from (_from_item(item) for item in response["Items"])
+            if "LastEvaluatedKey" not in response:
+                return
+            arguments["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    # -- the worker side -----------------------------------------------------------------------------------
+
+    def _update(self, record: DeploymentRecord, update: _Update, **conditions: Any) -> None:
+        key = {"pk": _pk(record.user_id), "sk": _sk(record.project_id, record.deployment_id)}
+        self._table.update_item(Key=key, **update.arguments(), **conditions)
+
+    def mark_running(self, record: DeploymentRecord, *, steps: Steps | None, now: datetime) -> None:
+        update = _Update()
+        update.set(["status"], "running")
+        update.set(["updated_at"], now.isoformat())
+        if steps is not None:
+            update.set(["steps"], steps.model_dump(mode="json"))
+            update.set(["counted"], True)
+        self._update(record, update)
+
+    def set_code(self, record: DeploymentRecord, code: str, now: datetime) -> None:
+        update = _Update()
+        update.set(["deployment_code"], code)
+        update.set(["updated_at"], now.isoformat())
+        self._update(record, update)
+
+    def set_backup(self, record: DeploymentRecord, backup_id: str, now: datetime) -> None:
+        update = _Update()
+        update.set(["backup_id"], backup_id)
+        update.set(["updated_at"], now.isoformat())
+        self._update(record, update)
+
+    def record_progress(self, record: DeploymentRecord, progress: Progress, now: datetime) -> None:
+        """One step's outcome, in place: journal entries set, counts added, errors appended."""
+        update = _Update()
+        for key, object_id in progress.created.items():
+            update.set(["journal_created", key], object_id)
+        for key, updated in progress.updated.items():
+            update.set(["journal_updated", key], updated)
+        for key, reason in progress.failed.items():
+            update.set(["journal_failed", key], reason)
+        for group, counters in progress.counts.items():
+            for counter, amount in counters.items():
+                update.add(["steps", group, counter], amount)
+        if progress.errors:
+            update.append(["steps", "errors"], [error.model_dump() for error in progress.errors])
+        update.set(["updated_at"], now.isoformat())
+        self._update(record, update)
+
+    def finish(
+        self, record: DeploymentRecord, status: DeploymentStatus, result: str, error: str | None, now: datetime
+    ) -> None:
+        """The final status, then the guild's lock released if this deployment still holds it."""
+        update = _Update()
+        update.set(["status"], status)
+        update.set(["result"], result)
+        update.set(["finished_at"], now.isoformat())
+        update.set(["updated_at"], now.isoformat())
+        if error:
+            update.set(["error"], error)
+        self._update(record, update)
+        try:
+            self._table.delete_item(
+                Key=_lock_key(record.guild_id),
+                ConditionExpression="deployment_id = :id",
+                ExpressionAttributeValues={":id": record.deployment_id},
+            )
+        except ClientError as failure:
+            if not is_conditional_check_failure(failure):
+                raise
+
+    def extend_lock(self, record: DeploymentRecord, expiration: int) -> None:
+        try:
+            self._table.update_item(
+                Key=_lock_key(record.guild_id),
+                UpdateExpression="SET expiration = :expiration",
+                ConditionExpression="deployment_id = :id",
+                ExpressionAttributeValues={":expiration": expiration, ":id": record.deployment_id},
+            )
+        except ClientError as failure:
+            if not is_conditional_check_failure(failure):
+                raise
+
+    def mark_rolled_back(self, record: DeploymentRecord, rollback_id: str, now: datetime) -> None:
+        update = _Update()
+        update.set(["rolled_back_by"], rollback_id)
+        update.set(["updated_at"], now.isoformat())
+        self._update(record, update)

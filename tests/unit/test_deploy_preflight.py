@@ -1,0 +1,133 @@
+"""The preflight on its own: what the platform would refuse, found before anything is queued, by path."""
+
+from __future__ import annotations
+
+from svcconf.config import ServerConfig, to_bitfield
+from svcconf.deploy.plan import plan_deployment
+from svcconf.deploy.preflight import preflight_problems
+from tests.unit.deploy_guilds import ADMINISTRATOR, GuildBuilder, community_config
+
+
+def problems(guild: GuildBuilder, config: dict | ServerConfig) -> list[tuple[str, str]]:
+    config = config if isinstance(config, ServerConfig) else ServerConfig.model_validate({"name": "s", **config})
+    live = guild.build()
+    return [(p.field, p.message) for p in preflight_problems(live, plan_deployment(live, config))]
+
+
+def fields(guild: GuildBuilder, config: dict | ServerConfig) -> list[str]:
+    return [field for field, _ in problems(guild, config)]
+
+
+def test_a_configuration_the_bot_can_apply_has_no_problem():
+    config = community_config().model_dump(exclude_unset=True)
+    config["roles"][0]["permissions"] = ["MANAGE_GUILD"]  # the bot holds everything but ADMINISTRATOR
+
+    assert problems(GuildBuilder(), config) == []
+
+
+def test_a_role_granting_a_permission_the_bot_lacks_is_named_with_the_permission():
+    guild = GuildBuilder(bot_permissions=int(to_bitfield(["MANAGE_ROLES", "MANAGE_CHANNELS", "VIEW_CHANNEL"])))
+
+    found = problems(guild, {"roles": [{"name": "Mod"}, {"name": "Boss", "permissions": ["KICK_MEMBERS", "VIEW_CHANNEL"]}]})
+
+    assert found == [("roles[1].permissions", "grants KICK_MEMBERS, which the bot does not hold")]
+
+
+def test_administrator_is_a_permission_like_any_other_for_a_bot_without_it():
+    assert fields(GuildBuilder(), community_config()) == ["roles[0].permissions"]
+    assert fields(GuildBuilder(bot_permissions=ADMINISTRATOR), community_config()) == []
+
+
+def test_an_existing_role_may_keep_permissions_the_bot_lacks_but_not_gain_more():
+    guild = GuildBuilder(bot_permissions=int(to_bitfield(["MANAGE_ROLES", "MANAGE_CHANNELS", "SEND_MESSAGES"])))
+    guild.role("Mod", "KICK_MEMBERS", position=1)
+
+    keeps = {"roles": [{"name": "Mod", "permissions": ["KICK_MEMBERS", "SEND_MESSAGES"]}]}
+    gains = {"roles": [{"name": "Mod", "permissions": ["KICK_MEMBERS", "BAN_MEMBERS"]}]}
+
+    assert problems(guild, keeps) == []
+    assert fields(guild, gains) == ["roles[0].permissions"]
+
+
+def test_a_named_role_at_or_above_the_bots_highest_role_may_stay_but_not_change():
+    guild = GuildBuilder()
+    guild.role("Owner", "KICK_MEMBERS", position=2)  # above the bot's role, which moves to 1
+
+    unchanged = {"roles": [{"name": "Owner", "permissions": ["KICK_MEMBERS"]}]}
+    changed = {"roles": [{"name": "Member"}, {"name": "Owner", "permissions": ["BAN_MEMBERS"]}]}
+
+    assert problems(guild, unchanged) == []
+    ((field, message),) = problems(guild, changed)
+    assert field == "roles[1]"
+    assert "'Owner'" in message
+    assert "'svc-bot'" in message
+
+
+def test_overwrites_setting_permissions_the_bot_lacks_are_named_once_where_they_are_written():
+    guild = GuildBuilder(bot_permissions=int(to_bitfield(["MANAGE_ROLES", "MANAGE_CHANNELS", "VIEW_CHANNEL"])))
+    config = {
+        "categories": [
+            {
+                "name": "Staff",
+                "overwrites": [{"role": "@everyone", "deny": ["MANAGE_MESSAGES"]}],
+                "channels": [{"name": "a"}, {"name": "b", "overwrites": [{"role": "@everyone", "allow": ["VIEW_CHANNEL"]}]}],
+            }
+        ]
+    }
+
+    found = problems(guild, config)
+
+    assert found == [("categories[0].overwrites[0]", "sets MANAGE_MESSAGES, which the bot does not hold")]
+
+
+def test_manage_roles_in_an_overwrite_needs_a_bot_with_administrator():
+    config = {"channels": [{"name": "desk", "overwrites": [{"role": "@everyone", "deny": ["MANAGE_ROLES"]}]}]}
+
+    assert fields(GuildBuilder(), config) == ["channels[0].overwrites[0]"]
+    assert fields(GuildBuilder(bot_permissions=ADMINISTRATOR), config) == []
+
+
+def test_announcement_and_stage_channels_need_the_guilds_features():
+    config = {"channels": [{"name": "news", "type": "announcement"}, {"name": "stage", "type": "stage"}]}
+
+    assert fields(GuildBuilder(features=()), config) == ["channels[0].type", "channels[1].type"]
+    assert fields(GuildBuilder(features=("NEWS", "COMMUNITY")), config) == []
+
+
+def test_the_role_cap_counts_the_live_roles_and_the_new_ones():
+    guild = GuildBuilder()
+    for index in range(200):
+        guild.role(f"old-{index}", position=1)  # 202 roles with @everyone and the bot's
+    config = {"roles": [{"name": f"new-{index}"} for index in range(48)]}
+
+    assert problems(guild, config) == []
+    ((field, message),) = problems(guild, {"roles": [{"name": f"new-{index}"} for index in range(49)]})
+    assert field == "roles"
+    assert "202" in message
+    assert "49" in message
+
+
+def test_the_channel_cap_counts_categories_and_a_category_holds_at_most_fifty():
+    guild = GuildBuilder()
+    hub = guild.category("Hub")
+    for index in range(45):
+        guild.channel(f"old-{index}", parent=hub)
+    config = {"categories": [{"name": "Hub", "channels": [{"name": f"new-{index}"} for index in range(6)]}]}
+
+    assert fields(guild, config) == ["categories[0].channels"]
+
+    crowded = GuildBuilder()
+    for index in range(495):
+        crowded.channel(f"c-{index}")
+    assert fields(crowded, {"categories": [{"name": "A", "channels": [{"name": "x"}, {"name": "y"}]}]}) == []
+    assert fields(crowded, {"categories": [{"name": f"k{index}"} for index in range(6)]}) == ["channels"]
+
+
+def test_a_bot_without_manage_roles_or_manage_channels_gets_one_problem_each():
+    guild = GuildBuilder(bot_permissions=int(to_bitfield(["VIEW_CHANNEL", "SEND_MESSAGES"])))
+
+    found = problems(guild, community_config())
+
+    assert [field for field, _ in found] == ["roles[0]", "categories[0]"]
+    assert "MANAGE_ROLES" in found[0][1]
+    assert "MANAGE_CHANNELS" in found[1][1]

@@ -1,7 +1,8 @@
-"""The server configuration: its schema and the chat platform's permission vocabulary."""
+"""The server configuration: its schema, its permission-safety lint and the chat platform's permission vocabulary."""
 
 from __future__ import annotations
 
+from svcconf.config.lint import LINT_RULES, LintRule, LintWarning, lint_config
 from svcconf.config.permissions import (
     ALL_PERMISSIONS,
     CHANNEL_TYPES,
@@ -35,6 +36,7 @@ __all__ = [
     "ALL_PERMISSIONS",
     "CHANNEL_TYPES",
     "EVERYONE",
+    "LINT_RULES",
     "MAX_CHANNELS",
     "MAX_CHANNELS_PER_CATEGORY",
     "MAX_COLOR",
@@ -49,11 +51,14 @@ __all__ = [
     "Category",
     "Channel",
     "ChannelType",
+    "LintRule",
+    "LintWarning",
     "Overwrite",
     "Permission",
     "Role",
     "ServerConfig",
     "from_bitfield",
     "has_permission",
+    "lint_config",
     "to_bitfield",
 ]

@@ -1,0 +1,252 @@
+"""The permission-safety lint (CONTRACT §5): what a valid configuration does that is probably unsafe.
+
+`lint_config` only warns; it never refuses a configuration. Each rule is a record in `LINT_RULES` (id, summary,
+check), so adding a rule is adding a record; warnings come in the rules' order, then the configuration's order.
+The function is pure and cheap: the deploy's dry run and the AI chat call it on every request.
+
+Who can view a channel follows the platform's effective-permission order (chat-platform.md §3), under these
+assumptions:
+- a channel's overwrites are its category's, with the channel's own replacing them role by role (the deploy sends
+  them that way), so a channel's @everyone overwrite drops its category's @everyone overwrite entirely;
+- @everyone's server-wide permissions include VIEW_CHANNEL (the platform's default; a configuration cannot set them);
+- a role's base is @everyone's plus its own permissions, and a role with ADMINISTRATOR sees every channel;
+- then the @everyone overwrite applies (deny, then allow), then the role's own overwrite (deny, then allow);
+- the server owner (who sees everything) and member overwrites are outside the configuration and not modelled.
+So a channel is visible when @everyone can view it, when any role has ADMINISTRATOR, or when any role's overwrite
+allows VIEW_CHANNEL; a role's own VIEW_CHANNEL cannot undo an @everyone deny.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from svcconf.config.permissions import ADMINISTRATOR
+from svcconf.config.schema import EVERYONE, Category, Channel, Overwrite, ServerConfig
+from svcconf.errors import field_path
+
+# What no member should hold just for being on the server (ADMINISTRATOR grants all of them).
+DANGEROUS_PERMISSIONS = (
+    ADMINISTRATOR,
+    "MANAGE_GUILD",
+    "MANAGE_ROLES",
+    "MANAGE_CHANNELS",
+    "MENTION_EVERYONE",
+    "MANAGE_WEBHOOKS",
+)
+VIEW_CHANNEL = "VIEW_CHANNEL"
+
+Loc = tuple[str | int, ...]
+Finding = tuple[str, str]  # (field, message)
+
+
+class LintWarning(BaseModel):
+    """One warning: where (`field`, a configuration path), which rule, and what to change."""
+
+    field: str
+    rule: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class LintRule:
+    """A rule of the lint: its id (the warnings' `rule`), what it looks for, and the check yielding (field, message)."""
+
+    id: str
+    summary: str
+    check: Callable[[ServerConfig], Iterator[Finding]]
+
+
+# --- Walking the configuration ------------------------------------------------------------------
+
+
+def _channels(config: ServerConfig) -> Iterator[tuple[Loc, Channel, Category | None]]:
+    for c, category in enumerate(config.categories):
+        for n, channel in enumerate(category.channels):
+            yield ("categories", c, "channels", n), channel, category
+    for n, channel in enumerate(config.channels):
+        yield ("channels", n), channel, None
+
+
+def _overwrite_holders(config: ServerConfig) -> Iterator[tuple[Loc, str, list[Overwrite]]]:
+    """Every category and channel that carries overwrites, in the configuration's order, with its description."""
+    for c, category in enumerate(config.categories):
+        yield ("categories", c), f"category '{category.name}'", category.overwrites
+        for n, channel in enumerate(category.channels):
+            yield ("categories", c, "channels", n), _describe(channel, category), channel.overwrites
+    for n, channel in enumerate(config.channels):
+        yield ("channels", n), _describe(channel, None), channel.overwrites
+
+
+def _describe(channel: Channel, category: Category | None) -> str:
+    return f"channel '{channel.name}'" + (f" in category '{category.name}'" if category else "")
+
+
+def _everyone_overwrite(overwrites: list[Overwrite]) -> tuple[int, Overwrite] | None:
+    return next(((index, o) for index, o in enumerate(overwrites) if o.role == EVERYONE), None)
+
+
+def _listing(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _them(names: Sequence[str]) -> str:
+    return "it" if len(names) == 1 else "them"
+
+
+# --- Rules ----------------------------------------------------------------------------------------
+
+
+def _everyone_allowed_dangerous(config: ServerConfig) -> Iterator[Finding]:
+    for loc, place, overwrites in _overwrite_holders(config):
+        found = _everyone_overwrite(overwrites)
+        if not found:
+            continue
+        index, overwrite = found
+        dangerous = [name for name in DANGEROUS_PERMISSIONS if name in overwrite.allow]
+        if dangerous:
+            yield (
+                field_path((*loc, "overwrites", index, "allow")),
+                f"On {place}, @everyone is allowed {_listing(dangerous)}, so every member gets {_them(dangerous)}: "
+                f"remove {_them(dangerous)} from this allow list and allow a staff role instead.",
+            )
+
+
+def _every_role_dangerous(config: ServerConfig) -> Iterator[Finding]:
+    if len(config.roles) < 2:
+        return
+    common = set(DANGEROUS_PERMISSIONS)
+    for role in config.roles:
+        granted = set(role.permissions)
+        common &= set(DANGEROUS_PERMISSIONS) if ADMINISTRATOR in granted else granted
+        if not common:
+            return
+    # ADMINISTRATOR includes the others: naming it alone says it all.
+    names = [ADMINISTRATOR] if ADMINISTRATOR in common else [p for p in DANGEROUS_PERMISSIONS if p in common]
+    through = ", ADMINISTRATOR included," if any(ADMINISTRATOR in r.permissions for r in config.roles) else ""
+    yield (
+        "roles",
+        f"All {len(config.roles)} roles of this configuration{through} grant {_listing(names)}, so every member "
+        f"with any role holds {_them(names)}: keep {_them(names)} to the roles of trusted staff.",
+    )
+
+
+def _private_category_reopened(config: ServerConfig) -> Iterator[Finding]:
+    for c, category in enumerate(config.categories):
+        found = _everyone_overwrite(category.overwrites)
+        if not (found and VIEW_CHANNEL in found[1].deny):
+            continue
+        for n, channel in enumerate(category.channels):
+            own = _everyone_overwrite(channel.overwrites)
+            if own and VIEW_CHANNEL in own[1].allow:
+                yield (
+                    field_path(("categories", c, "channels", n, "overwrites", own[0], "allow")),
+                    f"In private category '{category.name}', channel '{channel.name}' allows @everyone VIEW_CHANNEL "
+                    "again, so every member can see it: remove VIEW_CHANNEL from its @everyone overwrite's allow list.",
+                )
+
+
+_THIRD_PERSON = {"allow": "allows", "deny": "denies"}
+
+
+def _category_view_dropped(config: ServerConfig) -> Iterator[Finding]:
+    for c, category in enumerate(config.categories):
+        # role -> "allow" or "deny": what the category says about VIEW_CHANNEL for that role, where it matters
+        # (@everyone can view unless denied, so only its deny counts).
+        view = {
+            o.role: "allow" if VIEW_CHANNEL in o.allow else "deny"
+            for o in category.overwrites
+            if VIEW_CHANNEL in o.deny or (VIEW_CHANNEL in o.allow and o.role != EVERYONE)
+        }
+        if not view:
+            continue
+        for n, channel in enumerate(category.channels):
+            for index, overwrite in enumerate(channel.overwrites):
+                verb = view.get(overwrite.role)
+                if verb is None or VIEW_CHANNEL in overwrite.allow or VIEW_CHANNEL in overwrite.deny:
+                    continue
+                everyone = overwrite.role == EVERYONE
+                target = EVERYONE if everyone else f"role '{overwrite.role}'"
+                leak = ", so every member can see the channel" if everyone else ""
+                yield (
+                    field_path(("categories", c, "channels", n, "overwrites", index, verb)),
+                    f"In category '{category.name}', channel '{channel.name}' has its own overwrite for "
+                    f"{target}, which replaces the category's and no longer {_THIRD_PERSON[verb]} VIEW_CHANNEL{leak}: "
+                    f"add VIEW_CHANNEL to its {verb} list.",
+                )
+
+
+def _channel_nobody_can_view(config: ServerConfig) -> Iterator[Finding]:
+    if any(ADMINISTRATOR in role.permissions for role in config.roles):
+        return  # administrators see every channel
+    for loc, channel, category in _channels(config):
+        overwrites = {o.role: o for o in category.overwrites} if category else {}
+        overwrites.update((o.role, o) for o in channel.overwrites)
+        everyone = overwrites.pop(EVERYONE, None)
+        everyone_views = everyone is None or VIEW_CHANNEL not in everyone.deny
+        if not everyone_views and not any(VIEW_CHANNEL in o.allow for o in overwrites.values()):
+            yield (
+                field_path((*loc, "overwrites")),
+                f"No one but the server owner can see {_describe(channel, category)}: @everyone is denied "
+                "VIEW_CHANNEL and no role is allowed it; allow VIEW_CHANNEL to a role in its overwrites.",
+            )
+
+
+def _administrator_with_redundant_permissions(config: ServerConfig) -> Iterator[Finding]:
+    for index, role in enumerate(config.roles):
+        if ADMINISTRATOR not in role.permissions:
+            continue
+        others = list(dict.fromkeys(name for name in role.permissions if name != ADMINISTRATOR))
+        if others:
+            yield (
+                field_path(("roles", index, "permissions")),
+                f"Role '{role.name}' has ADMINISTRATOR, which already grants every permission, so {_listing(others)} "
+                f"{'is' if len(others) == 1 else 'are'} redundant: list ADMINISTRATOR alone.",
+            )
+
+
+LINT_RULES: tuple[LintRule, ...] = (
+    LintRule(
+        "everyone-dangerous-permission",
+        "An @everyone overwrite allows ADMINISTRATOR, MANAGE_GUILD, MANAGE_ROLES, MANAGE_CHANNELS, "
+        "MENTION_EVERYONE or MANAGE_WEBHOOKS.",
+        _everyone_allowed_dangerous,
+    ),
+    LintRule(
+        "every-role-dangerous-permission",
+        "Every role (of two or more) grants one of those permissions.",
+        _every_role_dangerous,
+    ),
+    LintRule(
+        "private-category-channel-reopened",
+        "A channel in a private category allows @everyone VIEW_CHANNEL again.",
+        _private_category_reopened,
+    ),
+    LintRule(
+        "category-view-dropped",
+        "A channel's own overwrite for a role replaces its category's overwrite for that role "
+        "and drops the category's VIEW_CHANNEL allow or deny.",
+        _category_view_dropped,
+    ),
+    LintRule(
+        "channel-nobody-can-view",
+        "A channel that neither @everyone nor any role of the configuration can view.",
+        _channel_nobody_can_view,
+    ),
+    LintRule(
+        "administrator-redundant-permissions",
+        "A role with ADMINISTRATOR also lists other permissions.",
+        _administrator_with_redundant_permissions,
+    ),
+)
+
+
+def lint_config(config: ServerConfig) -> list[LintWarning]:
+    """The permission-safety warnings of a validated configuration: the rules' order, then the configuration's."""
+    return [
+        LintWarning(field=field, rule=rule.id, message=message)
+        for rule in LINT_RULES
+        for field, message in rule.check(config)
+    ]

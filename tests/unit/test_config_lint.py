@@ -1,0 +1,372 @@
+"""The permission-safety lint: which valid configurations it warns about, where, and in what order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from svcconf.config import LINT_RULES, LintWarning, ServerConfig, lint_config
+
+MODS = {"name": "Mods", "permissions": ["KICK_MEMBERS", "MANAGE_MESSAGES"]}
+MEMBERS = {"name": "Members", "permissions": ["SEND_MESSAGES"]}
+PRIVATE = [{"role": "@everyone", "deny": ["VIEW_CHANNEL"]}, {"role": "Mods", "allow": ["VIEW_CHANNEL"]}]
+
+
+def server(
+    roles: list[dict[str, Any]] | None = None,
+    categories: list[dict[str, Any]] | None = None,
+    channels: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A configuration body; two ordinary roles unless others are given."""
+    return {
+        "name": "Test Server",
+        "roles": [MODS, MEMBERS] if roles is None else roles,
+        "categories": categories or [],
+        "channels": channels or [],
+    }
+
+
+def staff_category(*channel_overwrites: dict[str, Any], category_overwrites: list[Any] = PRIVATE) -> dict[str, Any]:
+    """A 'Staff' category (private by default) holding one channel 'mod-chat' with the given overwrites."""
+    return {
+        "name": "Staff",
+        "overwrites": category_overwrites,
+        "channels": [{"name": "mod-chat", "overwrites": list(channel_overwrites)}],
+    }
+
+
+def chat_category(*general_overwrites: dict[str, Any]) -> dict[str, Any]:
+    """A public 'Chat' category holding 'rules' and 'general', the latter with the given overwrites."""
+    return {
+        "name": "Chat",
+        "channels": [{"name": "rules"}, {"name": "general", "overwrites": list(general_overwrites)}],
+    }
+
+
+def lint(body: dict[str, Any]) -> list[LintWarning]:
+    return lint_config(ServerConfig.model_validate(body))
+
+
+@dataclass(frozen=True)
+class Case:
+    """A configuration that triggers `rule` once at `field`, and a close one that triggers nothing."""
+
+    id: str
+    rule: str
+    unsafe: dict[str, Any]
+    field: str
+    mentions: tuple[str, ...]  # the object named in the message, and what to change
+    safe: dict[str, Any]
+
+
+CASES = (
+    Case(
+        "everyone-allowed-webhooks-on-a-category",
+        "everyone-dangerous-permission",
+        server(categories=[{"name": "Chat", "overwrites": [{"role": "@everyone", "allow": ["MANAGE_WEBHOOKS"]}]}]),
+        "categories[0].overwrites[0].allow",
+        ("category 'Chat'", "MANAGE_WEBHOOKS"),
+        server(categories=[{"name": "Chat", "overwrites": [{"role": "Mods", "allow": ["MANAGE_WEBHOOKS"]}]}]),
+    ),
+    Case(
+        "everyone-allowed-mentions-on-a-channel-in-a-category",
+        "everyone-dangerous-permission",
+        server(
+            categories=[
+                chat_category(
+                    {"role": "Mods", "allow": ["MANAGE_MESSAGES"]},
+                    {"role": "@everyone", "allow": ["SEND_MESSAGES", "MENTION_EVERYONE", "MANAGE_ROLES"]},
+                )
+            ]
+        ),
+        "categories[0].channels[1].overwrites[1].allow",
+        ("channel 'general' in category 'Chat'", "MANAGE_ROLES and MENTION_EVERYONE"),
+        server(
+            categories=[
+                chat_category(
+                    {"role": "Mods", "allow": ["MANAGE_MESSAGES", "MENTION_EVERYONE", "MANAGE_ROLES"]},
+                    {"role": "@everyone", "allow": ["SEND_MESSAGES"], "deny": ["MENTION_EVERYONE"]},
+                )
+            ]
+        ),
+    ),
+    Case(
+        "everyone-allowed-administrator-on-a-loose-channel",
+        "everyone-dangerous-permission",
+        server(channels=[{"name": "lobby", "overwrites": [{"role": "@everyone", "allow": ["ADMINISTRATOR"]}]}]),
+        "channels[0].overwrites[0].allow",
+        ("channel 'lobby'", "ADMINISTRATOR"),
+        server(channels=[{"name": "lobby", "overwrites": [{"role": "@everyone", "allow": ["VIEW_CHANNEL"]}]}]),
+    ),
+    Case(
+        "every-role-manages-roles",
+        "every-role-dangerous-permission",
+        server(
+            roles=[
+                {**MODS, "permissions": ["MANAGE_ROLES", "KICK_MEMBERS"]},
+                {**MEMBERS, "permissions": ["MANAGE_ROLES"]},
+            ]
+        ),
+        "roles",
+        ("All 2 roles", "MANAGE_ROLES"),
+        server(roles=[{**MODS, "permissions": ["MANAGE_ROLES", "KICK_MEMBERS"]}, MEMBERS]),
+    ),
+    Case(
+        "administrator-counts-as-every-dangerous-permission",
+        "every-role-dangerous-permission",
+        server(
+            roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR"]}, {**MEMBERS, "permissions": ["MANAGE_GUILD"]}]
+        ),
+        "roles",
+        ("All 2 roles of this configuration, ADMINISTRATOR included, grant MANAGE_GUILD,",),
+        # A single role is not "every role": it is the server's only staff role.
+        server(roles=[{**MEMBERS, "permissions": ["MANAGE_GUILD"]}]),
+    ),
+    Case(
+        "private-category-channel-allows-everyone-to-view",
+        "private-category-channel-reopened",
+        server(categories=[staff_category({"role": "@everyone", "allow": ["VIEW_CHANNEL"]})]),
+        "categories[0].channels[0].overwrites[0].allow",
+        ("private category 'Staff'", "channel 'mod-chat'", "remove VIEW_CHANNEL"),
+        # The same channel in a public category is simply public.
+        server(categories=[staff_category({"role": "@everyone", "allow": ["VIEW_CHANNEL"]}, category_overwrites=[])]),
+    ),
+    Case(
+        "channel-everyone-overwrite-drops-the-private-deny",
+        "category-view-dropped",
+        server(categories=[staff_category({"role": "@everyone", "deny": ["SEND_MESSAGES"]})]),
+        "categories[0].channels[0].overwrites[0].deny",
+        ("category 'Staff'", "channel 'mod-chat'", "every member can see", "add VIEW_CHANNEL to its deny list"),
+        server(categories=[staff_category({"role": "@everyone", "deny": ["VIEW_CHANNEL", "SEND_MESSAGES"]})]),
+    ),
+    Case(
+        "channel-role-overwrite-drops-the-category-allow",
+        "category-view-dropped",
+        server(
+            roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR"]}, MODS],
+            categories=[staff_category({"role": "Mods", "deny": ["SEND_MESSAGES"]})],
+        ),
+        "categories[0].channels[0].overwrites[0].allow",
+        ("role 'Mods'", "channel 'mod-chat'", "add VIEW_CHANNEL to its allow list"),
+        server(
+            roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR"]}, MODS],
+            categories=[staff_category({"role": "Mods", "allow": ["VIEW_CHANNEL"], "deny": ["SEND_MESSAGES"]})],
+        ),
+    ),
+    Case(
+        "private-category-channel-no-role-may-view",
+        "channel-nobody-can-view",
+        server(categories=[staff_category(category_overwrites=[{"role": "@everyone", "deny": ["VIEW_CHANNEL"]}])]),
+        "categories[0].channels[0].overwrites",
+        ("channel 'mod-chat' in category 'Staff'", "allow VIEW_CHANNEL to a role"),
+        server(categories=[staff_category(category_overwrites=PRIVATE)]),
+    ),
+    Case(
+        "loose-channel-no-role-may-view",
+        "channel-nobody-can-view",
+        server(channels=[{"name": "vault", "overwrites": [{"role": "@everyone", "deny": ["VIEW_CHANNEL"]}]}]),
+        "channels[0].overwrites",
+        ("channel 'vault'",),
+        # Administrators see every channel.
+        server(
+            roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR"]}, MEMBERS],
+            channels=[{"name": "vault", "overwrites": [{"role": "@everyone", "deny": ["VIEW_CHANNEL"]}]}],
+        ),
+    ),
+    Case(
+        "administrator-with-other-permissions",
+        "administrator-redundant-permissions",
+        server(roles=[MEMBERS, {"name": "Admin", "permissions": ["KICK_MEMBERS", "ADMINISTRATOR", "BAN_MEMBERS"]}]),
+        "roles[1].permissions",
+        ("Role 'Admin'", "KICK_MEMBERS and BAN_MEMBERS are redundant"),
+        server(roles=[MEMBERS, {"name": "Admin", "permissions": ["ADMINISTRATOR", "ADMINISTRATOR"]}]),
+    ),
+)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_rule_warns_once_at_the_offending_field_naming_the_object(case: Case) -> None:
+    # Given a configuration with one unsafe detail, When linted
+    warnings = lint(case.unsafe)
+
+    # Then exactly that rule warns, at that field, with a message naming the object and the fix
+    assert [(warning.rule, warning.field) for warning in warnings] == [(case.rule, case.field)]
+    for part in case.mentions:
+        assert part in warnings[0].message
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_close_but_safe_configuration_gets_no_warning(case: Case) -> None:
+    # Given the same configuration without the unsafe detail, When linted, Then nothing is reported
+    assert lint(case.safe) == []
+
+
+def test_every_rule_has_a_triggering_case() -> None:
+    # Given the rules table, Then each id appears in the cases above (a new rule cannot land untested)
+    assert {case.rule for case in CASES} == {rule.id for rule in LINT_RULES}
+    assert len({rule.id for rule in LINT_RULES}) == len(LINT_RULES)
+
+
+@pytest.mark.parametrize(
+    ("roles", "category_overwrites", "channel_overwrites", "visible"),
+    [
+        ([MODS], PRIVATE, [], True),
+        # The channel's own overwrite for Mods replaces the category's, dropping its VIEW_CHANNEL allow.
+        ([MODS], PRIVATE, [{"role": "Mods", "deny": ["SEND_MESSAGES"]}], False),
+        ([MODS], PRIVATE, [{"role": "Mods", "allow": ["VIEW_CHANNEL"], "deny": ["SEND_MESSAGES"]}], True),
+        # A role's own VIEW_CHANNEL does not undo the @everyone overwrite's deny.
+        ([{"name": "Viewers", "permissions": ["VIEW_CHANNEL"]}], [PRIVATE[0]], [], False),
+        ([MODS], [PRIVATE[0]], [{"role": "Mods", "allow": ["VIEW_CHANNEL"]}], True),
+        ([MODS], [PRIVATE[0]], [{"role": "@everyone", "allow": ["VIEW_CHANNEL"]}], True),
+        ([MODS], [], [], True),
+        ([], [PRIVATE[0]], [], False),
+        ([{"name": "Owners", "permissions": ["ADMINISTRATOR"]}], [PRIVATE[0]], [], True),
+    ],
+    ids=[
+        "role-allowed-by-its-category",
+        "role-allow-replaced-by-channel-overwrite",
+        "role-allow-repeated-on-channel",
+        "role-permission-cannot-beat-everyone-deny",
+        "role-allowed-by-the-channel",
+        "everyone-allowed-again-by-the-channel",
+        "no-overwrites",
+        "no-roles-and-everyone-denied",
+        "administrator-sees-everything",
+    ],
+)
+def test_channel_visibility_follows_the_platform_permission_order(
+    roles: list[dict[str, Any]], category_overwrites: list[Any], channel_overwrites: list[Any], visible: bool
+) -> None:
+    # Given a channel in a category, with overwrites on either
+    body = server(
+        roles=roles, categories=[staff_category(*channel_overwrites, category_overwrites=category_overwrites)]
+    )
+
+    # When linted
+    rules = {warning.rule for warning in lint(body)}
+
+    # Then "nobody can view" is reported exactly when no role (nor @everyone) can view it
+    assert ("channel-nobody-can-view" in rules) is not visible
+
+
+def test_warnings_come_in_the_rules_order_then_the_configurations_order() -> None:
+    # Given problems of two rules, the later rule's in the configuration's first field
+    body = server(
+        roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR", "KICK_MEMBERS"]}, MEMBERS],
+        categories=[{"name": "Chat", "overwrites": [{"role": "@everyone", "allow": ["MENTION_EVERYONE"]}]}],
+        channels=[{"name": "lobby", "overwrites": [{"role": "@everyone", "allow": ["MANAGE_CHANNELS"]}]}],
+    )
+
+    # When linted twice
+    first, second = lint(body), lint(body)
+
+    # Then the order is the rules' order, then the configuration's, every time
+    assert [(warning.rule, warning.field) for warning in first] == [
+        ("everyone-dangerous-permission", "categories[0].overwrites[0].allow"),
+        ("everyone-dangerous-permission", "channels[0].overwrites[0].allow"),
+        ("administrator-redundant-permissions", "roles[0].permissions"),
+    ]
+    assert first == second
+
+
+def test_warning_serialises_as_field_rule_and_message() -> None:
+    # Given a warning, When dumped as the deploy and the AI chat return it, Then it has exactly the contract's keys
+    [warning] = lint(CASES[0].unsafe)
+    assert warning.model_dump() == {
+        "field": "categories[0].overwrites[0].allow",
+        "rule": "everyone-dangerous-permission",
+        "message": "On category 'Chat', @everyone is allowed MANAGE_WEBHOOKS, so every member gets it: "
+        "remove it from this allow list and allow a staff role instead.",
+    }
+
+
+def test_community_server_with_a_private_staff_category_is_clean() -> None:
+    # Given a realistic community server: read-only announcements, open chat, a private staff area
+    body = {
+        "name": "Makers Guild",
+        "roles": [
+            {"name": "Admin", "color": "#E74C3C", "hoist": True, "permissions": ["ADMINISTRATOR"]},
+            {
+                "name": "Moderators",
+                "color": "#3498DB",
+                "hoist": True,
+                "mentionable": True,
+                "permissions": ["KICK_MEMBERS", "BAN_MEMBERS", "MANAGE_MESSAGES", "MODERATE_MEMBERS", "MUTE_MEMBERS"],
+            },
+            {"name": "Members", "permissions": ["SEND_MESSAGES", "ADD_REACTIONS", "CONNECT", "SPEAK"]},
+        ],
+        "categories": [
+            {
+                "name": "Welcome",
+                "overwrites": [{"role": "@everyone", "deny": ["SEND_MESSAGES"]}],
+                "channels": [
+                    {"name": "rules", "topic": "Read before posting"},
+                    {
+                        "name": "announcements",
+                        "type": "announcement",
+                        "overwrites": [{"role": "Moderators", "allow": ["SEND_MESSAGES", "MENTION_EVERYONE"]}],
+                    },
+                ],
+            },
+            {
+                "name": "Community",
+                "channels": [
+                    {"name": "general", "slowmode_seconds": 5},
+                    {"name": "show-and-tell", "type": "forum"},
+                    {"name": "Workshop", "type": "voice", "user_limit": 10},
+                ],
+            },
+            {
+                "name": "Staff",
+                "overwrites": [
+                    {"role": "@everyone", "deny": ["VIEW_CHANNEL"]},
+                    {"role": "Moderators", "allow": ["VIEW_CHANNEL"]},
+                ],
+                "channels": [
+                    {"name": "mod-chat"},
+                    {
+                        "name": "mod-log",
+                        "overwrites": [{"role": "Moderators", "allow": ["VIEW_CHANNEL"], "deny": ["SEND_MESSAGES"]}],
+                    },
+                    {"name": "Staff Room", "type": "voice"},
+                ],
+            },
+        ],
+        "channels": [{"name": "Town Hall", "type": "stage"}],
+    }
+
+    # When linted, Then there is nothing to warn about
+    assert lint(body) == []
+
+
+def test_500_channel_configuration_lints_with_one_warning_per_reopened_channel() -> None:
+    # Given 10 private categories of 49 channels each (500 channels, categories included), all but the
+    # last channel of the last category reopened to @everyone, and no role able to view that last one
+    reopened = {"role": "@everyone", "allow": ["VIEW_CHANNEL"]}
+    categories = [
+        {
+            "name": f"Area {c}",
+            "overwrites": [{"role": "@everyone", "deny": ["VIEW_CHANNEL"]}],
+            "channels": [{"name": f"room-{c}-{n}", "overwrites": [reopened]} for n in range(49)],
+        }
+        for c in range(10)
+    ]
+    categories[-1]["channels"][-1]["overwrites"] = []
+    config = ServerConfig.model_validate(server(roles=[MEMBERS], categories=categories))
+    assert config.channel_count() == 500
+
+    # When linted
+    warnings = lint_config(config)
+
+    # Then each reopened channel is reported in order, then the one nobody can view
+    assert [(warning.rule, warning.field) for warning in warnings] == [
+        *(
+            ("private-category-channel-reopened", f"categories[{c}].channels[{n}].overwrites[0].allow")
+            for c in range(10)
+            for n in range(49)
+            if (c, n) != (9, 48)
+        ),
+        ("channel-nobody-can-view", "categories[9].channels[48].overwrites"),
+    ]

@@ -16,7 +16,9 @@ from svcconf.fields import Snowflake
 
 ProjectId = Annotated[
     str,
-    Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", description="The web app's project id.", examples=["proj-42"]),
+    Field(
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", description="The web app's project id.", examples=["proj-42"]
+    ),
 ]
 
 

@@ -96,6 +96,21 @@ def platform(
     get_chat_client.cache_clear()
 
 
+@pytest.fixture
+def function_environment(aws: ProvisionedResources, monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
+    """Adds the named functions' own variables (a queue URL, a table) to the Globals that `aws` set."""
+
+    def apply(*logical_ids: str) -> None:
+        for logical_id in logical_ids:
+            own = ((aws.tpl.resources[logical_id]["Properties"].get("Environment") or {}).get("Variables")) or {}
+            resolved = aws.environment_for(logical_id)
+            for name in own:
+                monkeypatch.setenv(name, resolved[name])
+        get_settings.cache_clear()
+
+    return apply
+
+
 def bearer(sub: str = "web-user-1", **claims: Any) -> dict[str, str]:
     return {"Authorization": f"Bearer {issue_token(JWT_SECRET, sub, **claims)}"}
 

@@ -48,7 +48,11 @@ class GuildBuilder:
         return self.channel(name, "category", overwrites=overwrites)
 
     def channel(
-        self, name: str, kind: str = "text", parent: str | None = None, overwrites: list[dict[str, Any]] | None = None,
+        self,
+        name: str,
+        kind: str = "text",
+        parent: str | None = None,
+        overwrites: list[dict[str, Any]] | None = None,
         **attributes: Any,
     ) -> str:
         channel_id = self._id()
@@ -88,7 +92,12 @@ def community_config() -> ServerConfig:
             "name": "Community",
             "roles": [
                 {"name": "Admin", "color": "#E74C3C", "hoist": True, "permissions": ["ADMINISTRATOR"]},
-                {"name": "Moderator", "color": 3447003, "hoist": True, "permissions": ["KICK_MEMBERS", "MANAGE_MESSAGES"]},
+                {
+                    "name": "Moderator",
+                    "color": 3447003,
+                    "hoist": True,
+                    "permissions": ["KICK_MEMBERS", "MANAGE_MESSAGES"],
+                },
                 {"name": "Member", "permissions": ["SEND_MESSAGES"]},
             ],
             "categories": [

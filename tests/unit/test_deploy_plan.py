@@ -89,10 +89,9 @@ def test_the_plan_counts_every_overwrite_as_an_object_of_its_own():
 def matching_guild() -> GuildBuilder:
     """A guild that already holds community_config() exactly, with ids as the platform gave them."""
     guild = GuildBuilder(bot_permissions=BROAD_WITH_ADMIN)
-    admin = guild.role("Admin", "ADMINISTRATOR", color=0xE74C3C, hoist=True)
+    guild.role("Admin", "ADMINISTRATOR", color=0xE74C3C, hoist=True)
     moderator = guild.role("Moderator", "KICK_MEMBERS", "MANAGE_MESSAGES", position=1, color=3447003, hoist=True)
     member = guild.role("Member", "SEND_MESSAGES", position=1)
-    assert admin and moderator and member
     community = guild.category("Community")
     staff = guild.category(
         "Staff", [overwrite(GUILD_ID, deny=("VIEW_CHANNEL",)), overwrite(moderator, allow=("VIEW_CHANNEL",))]
@@ -101,7 +100,9 @@ def matching_guild() -> GuildBuilder:
     guild.channel("Lounge", "voice", parent=community, user_limit=10)
     staff_overwrites = [overwrite(GUILD_ID, deny=("VIEW_CHANNEL",)), overwrite(moderator, allow=("VIEW_CHANNEL",))]
     guild.channel("mod-log", parent=staff, overwrites=staff_overwrites, rate_limit_per_user=30)
-    guild.channel("staff-talk", parent=staff, overwrites=[*staff_overwrites, overwrite(member, deny=("SEND_MESSAGES",))])
+    guild.channel(
+        "staff-talk", parent=staff, overwrites=[*staff_overwrites, overwrite(member, deny=("SEND_MESSAGES",))]
+    )
     guild.channel("rules", topic="Read first")
     return guild
 

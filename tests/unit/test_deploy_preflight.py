@@ -28,7 +28,9 @@ def test_a_configuration_the_bot_can_apply_has_no_problem():
 def test_a_role_granting_a_permission_the_bot_lacks_is_named_with_the_permission():
     guild = GuildBuilder(bot_permissions=int(to_bitfield(["MANAGE_ROLES", "MANAGE_CHANNELS", "VIEW_CHANNEL"])))
 
-    found = problems(guild, {"roles": [{"name": "Mod"}, {"name": "Boss", "permissions": ["KICK_MEMBERS", "VIEW_CHANNEL"]}]})
+    found = problems(
+        guild, {"roles": [{"name": "Mod"}, {"name": "Boss", "permissions": ["KICK_MEMBERS", "VIEW_CHANNEL"]}]}
+    )
 
     assert found == [("roles[1].permissions", "grants KICK_MEMBERS, which the bot does not hold")]
 
@@ -70,7 +72,10 @@ def test_overwrites_setting_permissions_the_bot_lacks_are_named_once_where_they_
             {
                 "name": "Staff",
                 "overwrites": [{"role": "@everyone", "deny": ["MANAGE_MESSAGES"]}],
-                "channels": [{"name": "a"}, {"name": "b", "overwrites": [{"role": "@everyone", "allow": ["VIEW_CHANNEL"]}]}],
+                "channels": [
+                    {"name": "a"},
+                    {"name": "b", "overwrites": [{"role": "@everyone", "allow": ["VIEW_CHANNEL"]}]},
+                ],
             }
         ]
     }

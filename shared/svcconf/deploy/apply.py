@@ -93,7 +93,9 @@ class DeploymentAborted(Exception):
 
 
 def _reason_of(error: ChatError) -> str:
-    return error.message
+    if error.platform_code is None or str(error.platform_code) in error.message:
+        return error.message
+    return f"{error.message} (the chat platform's code {error.platform_code})"
 
 
 class PlanApplier:

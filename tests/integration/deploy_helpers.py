@@ -1,0 +1,121 @@
+"""Driving deployToChat and its worker in tests: a linked user, the queue drained as Lambda's event source
+mapping would, and the sandbox guild read back. (PYTEST_DONT_REWRITE: helpers, no assertions of their own.)"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+
+from local.template import LOCAL_REGION
+from tests.integration.conftest import REDIRECT_URI, bearer
+
+ALICE = "1191000000000000101"
+DEMO, WORKSHOP, QUIET, LOCKED = (f"119100000000000100{n}" for n in range(1, 5))
+USER = "web-user-1"
+
+
+@dataclass
+class WorkerContext:
+    """A worker invocation's context with plenty of time, unless a test gives it less."""
+
+    remaining_ms: int = 300_000
+    function_name: str = "deploy-worker"
+    memory_limit_in_mb: int = 512
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:deploy-worker"
+    aws_request_id: str = "worker-request"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self.remaining_ms
+
+
+def link(invoke: Callable[..., Any], platform: Any, user: str = USER, chat_user: str = ALICE) -> None:
+    body = {"code": platform.mint_code(chat_user), "redirect_uri": REDIRECT_URI}
+    response = invoke("chatAuth", body, headers=bearer(user))
+    assert response.status == 200, response.body
+
+
+def deploy_body(guild_id: str, config: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {
+        "action": "deploy",
+        "guild_id": guild_id,
+        "project_id": "proj-1",
+        "project_name": "Test project",
+        "config": config,
+        **extra,
+    }
+
+
+def sqs_record(message: dict[str, Any], queue_arn: str) -> dict[str, Any]:
+    """Lambda's SQS record for a received message, as the event source mapping builds it."""
+    return {
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": message["Body"],
+        "attributes": message.get("Attributes") or {},
+        "messageAttributes": {},
+        "md5OfBody": message["MD5OfBody"],
+        "eventSource": "aws:sqs",
+        "eventSourceARN": queue_arn,
+        "awsRegion": LOCAL_REGION,
+    }
+
+
+class DeployQueue:
+    """The template's deploy queue in moto, and the worker fed from it."""
+
+    def __init__(self, aws: Any):
+        self.url = aws.refs["DeployQueue"]
+        self.arn = aws.attrs[("DeployQueue", "Arn")]
+        self.sqs = boto3.client("sqs", region_name=LOCAL_REGION)
+
+    def receive(self) -> list[dict[str, Any]]:
+        return self.sqs.receive_message(
+            QueueUrl=self.url, MaxNumberOfMessages=1, WaitTimeSeconds=0, MessageSystemAttributeNames=["All"]
+        ).get("Messages", [])
+
+    def waiting(self) -> int:
+        attributes = self.sqs.get_queue_attributes(QueueUrl=self.url, AttributeNames=["ApproximateNumberOfMessages"])
+        return int(attributes["Attributes"]["ApproximateNumberOfMessages"])
+
+    def record(self, message: dict[str, Any]) -> dict[str, Any]:
+        return sqs_record(message, self.arn)
+
+    @staticmethod
+    def handler() -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+        return importlib.import_module("functions.deployWorker.app").lambda_handler
+
+    def drain(self, context: Callable[[], WorkerContext] = WorkerContext, *, limit: int = 50) -> list[dict[str, Any]]:
+        """Feeds every message (continuations included) to the worker until the queue is empty, each invocation
+        with a fresh `context()`; the worker's answers."""
+        handler = self.handler()
+        answers = []
+        for _ in range(limit):
+            messages = self.receive()
+            if not messages:
+                return answers
+            answer = handler({"Records": [self.record(m) for m in messages]}, context())
+            answers.append(answer)
+            failed = {failure["itemIdentifier"] for failure in answer.get("batchItemFailures", [])}
+            for message in messages:
+                if message["MessageId"] not in failed:
+                    self.sqs.delete_message(QueueUrl=self.url, ReceiptHandle=message["ReceiptHandle"])
+        raise AssertionError(f"the deploy queue still had messages after {limit} batches")
+
+
+def writes(platform: Any) -> list[tuple[str, str]]:
+    """The platform write requests logged so far: (method, route)."""
+    return [
+        (e["method"], e["route"]) for e in platform.request_log if e["method"] in ("POST", "PATCH", "PUT", "DELETE")
+    ]
+
+
+def live_roles(platform: Any, guild_id: str) -> dict[str, dict[str, Any]]:
+    return {role["name"]: role for role in platform.guild(guild_id)["roles"].values()}
+
+
+def live_channels(platform: Any, guild_id: str) -> dict[str, dict[str, Any]]:
+    return {channel["name"]: channel for channel in platform.guild(guild_id)["channels"].values()}

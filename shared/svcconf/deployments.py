@@ -48,7 +48,6 @@ from svcconf.store.deployments import (
 # The permissions a bot needs to deploy at all; an install link asks for these and what the configuration grants.
 DEPLOY_BOT_PERMISSIONS = ["VIEW_CHANNEL", "MANAGE_CHANNELS", "MANAGE_ROLES"]
 LOCK_SECONDS = 2 * 3600  # a lost worker frees its guild after this
-WORKER_MARGIN_SECONDS = 30  # leave the rest to the next invocation with this much time left
 MAX_INTERRUPTIONS = 20  # re-queued this often for the platform's sake: give up with what is done
 KIND_GROUPS = {"role": "roles", "category": "categories", "channel": "channels", "overwrite": "overwrites"}
 
@@ -303,9 +302,10 @@ def view(record: DeploymentRecord, deployment_code: str | None = None) -> Deploy
 # ---------------------------------------------------------------- the worker side
 
 
-def run_job(job: DeployJob, seconds_left: Callable[[], float], *, margin: float = WORKER_MARGIN_SECONDS) -> None:
-    """Runs (or resumes) one deployment while more than `margin` seconds of the invocation are left."""
+def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
+    """Runs (or resumes) one deployment while the invocation has more than its margin of time left."""
     repository = _repository()
+    margin = get_settings().deploy_margin_seconds
     record = repository.get(job.user_id, job.project_id, job.deployment_id)
     if record is None or record.finished:
         logger.info("nothing to run", extra={"deployment_id": job.deployment_id, "found": record is not None})
@@ -316,6 +316,8 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float], *, margin: float 
         live = read_live_guild(get_chat_client(), record.guild_id)
         plan, target = _worker_plan(repository, record, live)
         repository.mark_running(record, steps=None if record.counted else planned_steps(plan), now=utc_now())
+        if record.counted and record.kind == "deploy":
+            _adopt_unrecorded(repository, record, plan)
         applier = PlanApplier(
             get_chat_client(), record.guild_id, plan, audit_reason=f"svc {record.kind} {record.deployment_id}"
         )
@@ -360,6 +362,30 @@ def _worker_plan(
     snapshot = GuildSnapshot.from_backup_data(backups.get_backup(record.backup_id).backup_data)
     updated = {key: entry["id"] for key, entry in target.journal_updated.items()}
     return plan_rollback(live, snapshot, target.journal_created, updated), target
+
+
+def _adopt_unrecorded(repository: DeploymentRepository, record: DeploymentRecord, plan: DeploymentPlan) -> None:
+    """A run killed between a platform write and its checkpoint left one object the journal does not know: it
+    is in the guild now, matched by the plan, and was not in the snapshot taken before the first write."""
+    before = GuildSnapshot.from_backup_data(backups.get_backup(record.backup_id or "").backup_data)
+    known = {role.id for role in before.roles} | {channel.id for channel in before.channels}
+    adopted = {
+        item.key: plan.ids[item.key]
+        for item in plan.items
+        if item.action == "keep"
+        and item.key in plan.ids
+        and plan.ids[item.key] not in known
+        and item.key not in record.journal_created
+    }
+    if not adopted:
+        return
+    outcome = StepOutcome(key="adopted", created=adopted)
+    for item in plan.items:
+        if item.key in adopted or (item.kind == "overwrite" and item.owner in adopted):
+            outcome.count(item.kind, "created")
+    logger.info("objects created by a run that was cut short", extra={"adopted": sorted(adopted)})
+    repository.record_progress(record, _progress(outcome), utc_now())
+    record.journal_created |= adopted
 
 
 def _progress(outcome: StepOutcome) -> Progress:

@@ -41,6 +41,8 @@ class Settings(BaseModel):
     deployments_table: str = Field("svc-deployments", alias="DEPLOYMENTS_TABLE_NAME")
     idempotency_table: str = Field("svc-idempotency", alias="IDEMPOTENCY_TABLE_NAME")
     deploy_queue_url: str | None = Field(None, alias="DEPLOY_QUEUE_URL")
+    # The deploy worker hands the rest to the next invocation when its own has less than this left.
+    deploy_margin_seconds: float = Field(30.0, ge=0, alias="SVC_DEPLOY_MARGIN_SECONDS")
 
     # Bearer tokens (JWT)
     jwt_secret: SecretStr | None = Field(None, alias="SVC_JWT_SECRET")

@@ -65,6 +65,7 @@ class PlanItem(BaseModel):
     changes: list[Change] = Field(default_factory=list)
     field: str = Field(description="The object's path in the configuration.")
     key: str = Field(exclude=True)
+    owner: str | None = Field(None, exclude=True)  # an overwrite's channel or category key
 
 
 class OverwriteSpec(BaseModel):
@@ -364,7 +365,9 @@ class _Planner:
         name = f"{label} → {role}"
         changes = [change] if change else []
         self.items.append(
-            PlanItem(kind="overwrite", name=name, action=action, changes=changes, field=spec.field, key=key)
+            PlanItem(
+                kind="overwrite", name=name, action=action, changes=changes, field=spec.field, key=key, owner=owner_key
+            )
         )
         return key
 

@@ -1,0 +1,85 @@
+"""Runs deployToChat or the deploy worker in a process of its own, so a test can kill it mid-flight.
+
+    python -m tests.integration.deploy_driver deploy <user> <guild_id> <config.json>
+    python -m tests.integration.deploy_driver rollback <user> <guild_id>
+    python -m tests.integration.deploy_driver work <remaining_ms>
+
+AWS is a moto server and the platform a sandbox, both named by the environment (AWS_ENDPOINT_URL,
+CHAT_API_BASE_URL, the template's variables). Each command prints one JSON line: what the function answered;
+`work` prints the message's receipt handle first, before the worker starts.
+(PYTEST_DONT_REWRITE: a program, not a test module.)
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import boto3
+
+from tests.integration.conftest import REDIRECT_URI, LambdaContext, bearer, load_event
+from tests.integration.deploy_helpers import WorkerContext, sqs_record
+
+
+def _call(operation: str, body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
+    event = copy.deepcopy(load_event(operation))
+    event["body"] = json.dumps(body)
+    event["headers"] = {**event["headers"], **headers}
+    event["multiValueHeaders"] = {key: [value] for key, value in event["headers"].items()}
+    answer = importlib.import_module(f"functions.{operation}.app").lambda_handler(event, LambdaContext())
+    return {"status": answer["statusCode"], "body": json.loads(answer["body"])}
+
+
+def deploy(user: str, guild_id: str, config_path: str, oauth_code: str) -> dict[str, Any]:
+    linked = _call("chatAuth", {"code": oauth_code, "redirect_uri": REDIRECT_URI}, bearer(user))
+    assert linked["status"] == 200, linked
+    body = {
+        "action": "deploy",
+        "guild_id": guild_id,
+        "project_id": "crash-project",
+        "project_name": "Crash test",
+        "config": json.loads(Path(config_path).read_text()),
+    }
+    return _call("deployToChat", body, bearer(user))
+
+
+def rollback(user: str, guild_id: str) -> dict[str, Any]:
+    body = {"action": "rollback", "project_id": "crash-project", "guild_id": guild_id}
+    return _call("deployToChat", body, bearer(user))
+
+
+def work(remaining_ms: int) -> dict[str, Any]:
+    sqs = boto3.client("sqs")
+    queue_url = os.environ["DEPLOY_QUEUE_URL"]
+    arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    messages = sqs.receive_message(
+        QueueUrl=queue_url, MaxNumberOfMessages=1, WaitTimeSeconds=1, MessageSystemAttributeNames=["All"]
+    ).get("Messages", [])
+    if not messages:
+        return {"received": 0}
+    print(json.dumps({"receipt_handle": messages[0]["ReceiptHandle"]}), flush=True)
+    handler = importlib.import_module("functions.deployWorker.app").lambda_handler
+    answer = handler({"Records": [sqs_record(messages[0], arn)]}, WorkerContext(remaining_ms=remaining_ms))
+    if not answer["batchItemFailures"]:
+        sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=messages[0]["ReceiptHandle"])
+    return {"received": 1, "answer": answer}
+
+
+def main(argv: list[str]) -> None:
+    command, *arguments = argv
+    if command == "deploy":
+        result = deploy(*arguments[:3], oauth_code=arguments[3])
+    elif command == "rollback":
+        result = rollback(*arguments)
+    else:
+        result = work(int(arguments[0]))
+    print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

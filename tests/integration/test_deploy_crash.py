@@ -1,0 +1,140 @@
+"""A deploy worker killed halfway, its message delivered again: no object twice, the deployment succeeded.
+
+Real processes: the worker runs in a child process that the test kills with SIGKILL once the platform has
+created some objects; AWS is a moto server and the platform the sandbox, both shared with the children.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from local.aws import LocalAws, provision
+from local.chat_sandbox import DEFAULT_FIXTURE, SandboxServer, start_sandbox
+from local.template import LOCAL_REGION, load_template
+from tests.integration.conftest import BOT_TOKEN, CHAT_CLIENT_SECRET, JWT_SECRET, REDIRECT_URI
+from tests.integration.deploy_helpers import ALICE, DEMO
+
+ROOT = Path(__file__).resolve().parents[2]
+USER = "crash-user"
+KILL_AFTER_CREATES = 8
+IN_PROGRESS_SECONDS = 4  # the killed invocation's remaining time: its idempotency record expires with it
+CONFIG = {
+    "name": "Crash",
+    "roles": [{"name": f"Watch {index:02d}", "permissions": ["SEND_MESSAGES"]} for index in range(10)],
+    "categories": [{"name": "Quarters", "channels": [{"name": f"bunk-{index}"} for index in range(10)]}],
+}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """A moto server provisioned from template.yaml, a slowed-down sandbox, and the functions' environment."""
+    moto = LocalAws(region=LOCAL_REGION)
+    moto.start()
+    tpl = load_template(ROOT / "template.yaml")
+    provisioned = provision(
+        tpl,
+        secret_values={"BotTokenSecret": BOT_TOKEN, "JwtSecret": JWT_SECRET, "ChatClientSecret": CHAT_CLIENT_SECRET},
+        endpoint_url=moto.url,
+        region=LOCAL_REGION,
+    )
+    fixture = json.loads(Path(DEFAULT_FIXTURE).read_text())
+    fixture["bot"]["token"] = BOT_TOKEN
+    sandbox: SandboxServer
+    sandbox, base_url = start_sandbox(fixture=fixture, latency_seconds=0.03)
+    environment = {key: value for key, value in os.environ.items() if not key.startswith(("AWS_", "CHAT_", "SVC_"))}
+    for logical_id in ("DeployToChatFunction", "DeployWorkerFunction"):
+        environment |= provisioned.environment_for(logical_id)
+    environment |= moto.environment() | {
+        "CHAT_API_BASE_URL": base_url,
+        "CHAT_CLIENT_ID": sandbox.state.application["client_id"],
+        "CHAT_REDIRECT_URIS": REDIRECT_URI,
+        "SVC_DEPLOY_MARGIN_SECONDS": "1",
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "shared"), str(ROOT)]),
+    }
+    config_file = tmp_path_factory.mktemp("crash") / "config.json"
+    config_file.write_text(json.dumps(CONFIG))
+    yield {"env": environment, "sandbox": sandbox, "moto": moto, "config": config_file}
+    sandbox.shutdown()
+    moto.stop()
+
+
+def driver(world: dict[str, Any], *arguments: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.integration.deploy_driver", *arguments],
+        cwd=ROOT,
+        env=world["env"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def finished(process: subprocess.Popen[str]) -> dict[str, Any]:
+    out, _ = process.communicate(timeout=120)
+    assert process.returncode == 0, out
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def creates(world: dict[str, Any]) -> int:
+    return sum(
+        1
+        for entry in world["sandbox"].state.request_log
+        if entry["method"] == "POST" and entry["route"] in ("/guilds/{guild_id}/roles", "/guilds/{guild_id}/channels")
+    )
+
+
+def test_a_worker_killed_halfway_resumes_on_redelivery_without_creating_anything_twice(world):
+    state = world["sandbox"].state
+    queued = finished(driver(world, "deploy", USER, DEMO, str(world["config"]), state.mint_code(ALICE)))
+    assert queued["status"] == 202, queued
+
+    # The worker starts, and is killed once the platform has created some objects.
+    worker = driver(world, "work", str(IN_PROGRESS_SECONDS * 1000))
+    receipt = json.loads(worker.stdout.readline())["receipt_handle"]
+    started = time.monotonic()
+    while creates(world) < KILL_AFTER_CREATES:
+        assert worker.poll() is None, "the worker ended before it could be killed"
+        time.sleep(0.01)
+    worker.kill()
+    worker.wait()
+    created_before_the_kill = creates(world)
+
+    # SQS delivers the message again (its visibility timeout, shortened here) once the killed run has expired.
+    sqs = boto3.client("sqs", endpoint_url=world["moto"].url, region_name=LOCAL_REGION)
+    sqs.change_message_visibility(QueueUrl=world["env"]["DEPLOY_QUEUE_URL"], ReceiptHandle=receipt, VisibilityTimeout=0)
+    time.sleep(max(0.0, IN_PROGRESS_SECONDS + 0.5 - (time.monotonic() - started)))
+    resumed = finished(driver(world, "work", "300000"))
+
+    assert resumed["answer"] == {"batchItemFailures": []}
+    guild = state.guild(DEMO)
+    names = Counter(role["name"] for role in guild["roles"].values()) + Counter(
+        channel["name"] for channel in guild["channels"].values()
+    )
+    expected = [*(role["name"] for role in CONFIG["roles"]), "Quarters", *(f"bunk-{i}" for i in range(10))]
+    assert {name: names[name] for name in expected} == dict.fromkeys(expected, 1)
+    assert created_before_the_kill < len(expected) < creates(world) + 1
+    record = deployment(world)
+    assert record["status"] == "succeeded"
+    # Every object counted once as created, also the one whose checkpoint the kill cut off.
+    created = {kind: record["steps"][kind]["created"] for kind in ("roles", "categories", "channels")}
+    assert created == {"roles": 10, "categories": 1, "channels": 10}
+    assert len(record["journal_created"]) == 21
+
+
+def deployment(world: dict[str, Any]) -> dict[str, Any]:
+    table = boto3.resource("dynamodb", endpoint_url=world["moto"].url, region_name=LOCAL_REGION).Table(
+        world["env"]["DEPLOYMENTS_TABLE_NAME"]
+    )
+    items = table.query(KeyConditionExpression="pk = :pk", ExpressionAttributeValues={":pk": f"USER#{USER}"})["Items"]
+    return {key: value for key, value in items[-1].items() if key != "configuration"}

@@ -18,7 +18,7 @@ from aws_lambda_powertools.utilities.idempotency import (
 from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from aws_lambda_powertools.utilities.parser.types import Json
 
-from svcconf.deployments import DeployJob, run_job
+from svcconf.deployments import DeployJob, abandon, run_job
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 
@@ -30,14 +30,22 @@ class DeployJobRecord(SqsRecordModel):
     body: Json[DeployJob]  # type: ignore[assignment]
 
 
-processor = BatchProcessor(event_type=EventType.SQS, model=DeployJobRecord)
+# One message per batch: report its failure as such rather than as an error of the whole invocation.
+processor = BatchProcessor(event_type=EventType.SQS, model=DeployJobRecord, raise_on_entire_batch_failure=False)
 idempotency = IdempotencyConfig(event_key_jmespath="messageId")
 persistence = DynamoDBPersistenceLayer(table_name=get_settings().idempotency_table)
 
 
 @idempotent_function(data_keyword_argument="record", config=idempotency, persistence_store=persistence)
 def run_deployment(record: DeployJobRecord, lambda_context: LambdaContext) -> str:
-    run_job(record.body, lambda: lambda_context.get_remaining_time_in_millis() / 1000)
+    try:
+        run_job(record.body, lambda: lambda_context.get_remaining_time_in_millis() / 1000)
+    except Exception:
+        # SQS retries the message; after its last delivery it goes to the dead-letter queue, and the deployment
+        # must not stay "running" with its guild locked until the lock expires.
+        if int(record.attributes.ApproximateReceiveCount) >= get_settings().deploy_max_receives:
+            abandon(record.body, f"The deployment failed unexpectedly (request {lambda_context.aws_request_id}).")
+        raise
     return record.body.deployment_id
 
 

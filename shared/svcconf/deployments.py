@@ -187,6 +187,7 @@ def deploy(user: BearerUser, guild_id: str, project_id: str, project_name: str, 
         project_name=project_name,
         guild_id=guild_id,
         guild_name=live.name,
+        bot_role_ids=live.bot_role_ids,
         status="queued",
         steps=planned_steps(plan),
         # What the user stated, not the schema's defaults: an omitted attribute must stay omitted.
@@ -215,6 +216,7 @@ def rollback(user: BearerUser, project_id: str, guild_id: str) -> DeploymentView
         project_name=target.project_name,
         guild_id=guild_id,
         guild_name=live.name,
+        bot_role_ids=live.bot_role_ids,
         status="queued",
         backup_id=target.backup_id,
         rollback_of=target.deployment_id,
@@ -313,7 +315,7 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
     logger.append_keys(deployment_id=record.deployment_id, guild_id=record.guild_id, kind=record.kind)
     repository.extend_lock(record, int(utc_now().timestamp()) + LOCK_SECONDS)
     try:
-        live = read_live_guild(get_chat_client(), record.guild_id)
+        live = read_live_guild(get_chat_client(), record.guild_id, record.bot_role_ids or None)
         plan, target = _worker_plan(repository, record, live)
         repository.mark_running(record, steps=None if record.counted else planned_steps(plan), now=utc_now())
         if record.counted and record.kind == "deploy":
@@ -339,6 +341,14 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
     _finish(repository, record, error=None)
     if target is not None:
         repository.mark_rolled_back(target, record.deployment_id, utc_now())
+
+
+def abandon(job: DeployJob, reason: str) -> None:
+    """The job's last delivery failed unexpectedly: the deployment ends, and its guild is free again."""
+    repository = _repository()
+    record = repository.get(job.user_id, job.project_id, job.deployment_id)
+    if record is not None and not record.finished:
+        _finish(repository, record, error=reason)
 
 
 def _worker_plan(

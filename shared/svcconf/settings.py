@@ -43,6 +43,7 @@ class Settings(BaseModel):
     deploy_queue_url: str | None = Field(None, alias="DEPLOY_QUEUE_URL")
     # The deploy worker hands the rest to the next invocation when its own has less than this left.
     deploy_margin_seconds: float = Field(30.0, ge=0, alias="SVC_DEPLOY_MARGIN_SECONDS")
+    deploy_max_receives: int = Field(5, ge=1, alias="DEPLOY_MAX_RECEIVES")  # the deploy queue's maxReceiveCount
 
     # Bearer tokens (JWT)
     jwt_secret: SecretStr | None = Field(None, alias="SVC_JWT_SECRET")

@@ -7,6 +7,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+import boto3
 import pytest
 
 from tests.integration.conftest import bearer
@@ -148,3 +149,24 @@ def test_a_message_delivered_again_after_success_changes_nothing(invoke, linked,
     assert first == again == {"batchItemFailures": []}
     assert creations(linked) == Counter()
     assert info(invoke)["status"] == "succeeded"
+
+
+def test_an_unexpected_failure_on_the_last_delivery_fails_the_deployment_and_frees_the_guild(invoke, linked, aws):
+    invoke("deployToChat", deploy_body(DEMO, CONFIG), headers=bearer(USER))
+    queue = DeployQueue(aws)
+    boto3.client("dynamodb").delete_table(TableName=aws.refs["BackupsTable"])  # the snapshot cannot be stored
+    (message,) = queue.receive()
+    record = queue.record(message)
+
+    early = queue.handler()({"Records": [record]}, WorkerContext())
+    still_running = info(invoke)["status"]
+    record["attributes"]["ApproximateReceiveCount"] = "5"  # the queue's maxReceiveCount in template.yaml
+    last = queue.handler()({"Records": [record]}, WorkerContext())
+
+    assert early["batchItemFailures"] == last["batchItemFailures"] == [{"itemIdentifier": message["MessageId"]}]
+    assert still_running == "queued"
+    done = info(invoke)
+    assert done["status"] == "failed"
+    assert "failed unexpectedly" in done["generation"]["error"]
+    again = invoke("deployToChat", deploy_body(DEMO, CONFIG, dry_run=False), headers=bearer(USER))
+    assert again.status == 202, "the guild's lock was released"

@@ -76,16 +76,18 @@ class LiveGuild(BaseModel):
         return [c for c in self.channels if not c.is_category and c.parent_id == category_id]
 
 
-def read_live_guild(client: ChatClient, guild_id: str) -> LiveGuild:
-    """The guild's roles, channels and the bot's roles, as the bot sees them now."""
+def read_live_guild(client: ChatClient, guild_id: str, bot_role_ids: list[str] | None = None) -> LiveGuild:
+    """The guild's roles, channels and the bot's roles, as the bot sees them now. The bot's roles may be given
+    (read moments ago by the same deployment's request): the platform refuses what they no longer allow."""
     guild = client.get_guild(guild_id)
     channels = client.list_channels(guild_id)
-    bot_member = client.get_guild_member(guild_id, client.get_bot_user().id)
+    if bot_role_ids is None:
+        bot_role_ids = client.get_guild_member(guild_id, client.get_bot_user().id).roles
     return LiveGuild(
         id=guild.id,
         name=guild.name,
         features=guild.features,
         roles=guild.roles,
         channels=channels,
-        bot_role_ids=bot_member.roles,
+        bot_role_ids=bot_role_ids,
     )

@@ -68,6 +68,7 @@ class DeploymentRecord(BaseModel):
     project_name: str
     guild_id: str
     guild_name: str
+    bot_role_ids: list[str] = Field(default_factory=list)  # the bot's roles when the request checked the guild
     status: DeploymentStatus
     steps: Steps = Field(default_factory=Steps)
     result: str | None = None

@@ -17,6 +17,7 @@ sandbox's own control API (control.py; the README documents it).
     routes/       one module per resource: invites, users, guilds and roles, channels and overwrites, members
     bodies.py     request bodies as pydantic models, refusals in the 50035 shape
     access.py     permission and hierarchy rules; payloads.py the platform's JSON objects
+    protocol.py   what they all speak: the platform's constants and refusals, the request being answered
     dispatch.py   one request's way through; server.py the HTTP server; control.py `/_sandbox/...`
 
 Run alone: `python -m local.chat_sandbox --port 8790`. In tests: `server, base_url = start_sandbox(seed=7,
@@ -33,7 +34,7 @@ if find_spec("svcconf") is None:  # `python -m local.chat_sandbox` without the l
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "shared"))
 
 from local.chat_sandbox.config import DEFAULT_CONFIG, SandboxConfig
-from local.chat_sandbox.platform import API_ROOT
+from local.chat_sandbox.protocol import API_ROOT
 from local.chat_sandbox.server import SandboxServer, start_sandbox
 from local.chat_sandbox.state import DEFAULT_FIXTURE, SandboxState
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from local.chat_sandbox.platform import ADMINISTRATOR, MANAGE_ROLES, error, missing_access, missing_permissions
+from local.chat_sandbox.protocol import ADMINISTRATOR, MANAGE_ROLES, error, missing_access, missing_permissions
 from svcconf.config.permissions import ALL_PERMISSIONS
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from annotated_types import MaxLen
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, TypeAdapter, ValidationError
 from pydantic_core import PydanticCustomError
 
-from local.chat_sandbox.platform import CREATABLE_CHANNEL_TYPES, MAX_BODY_OVERWRITES, Call, invalid_form
+from local.chat_sandbox.protocol import CREATABLE_CHANNEL_TYPES, MAX_BODY_OVERWRITES, Call, invalid_form
 
 # pydantic's own error types, in the platform's words
 _REFUSALS = {
@@ -48,12 +48,11 @@ def form_errors(problems: ValidationError) -> dict[str, Any]:
     return tree
 
 
-def parse[T](call: Call, model: type[T] | TypeAdapter[T]) -> T:
-    """The call's JSON body validated by `model`; refused with 50035 naming each field."""
+def parse(call: Call, model: type[BaseModel] | TypeAdapter[Any]) -> Any:
+    """The call's JSON body validated by a model (or a list adapter); refused with 50035 naming each field."""
     data = call.json()
-    adapter = model if isinstance(model, TypeAdapter) else TypeAdapter(model)
     try:
-        return adapter.validate_python(data)
+        return model.validate_python(data) if isinstance(model, TypeAdapter) else model.model_validate(data)
     except ValidationError as problems:
         raise invalid_form(form_errors(problems)) from None
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from local.chat_sandbox.access import permissions_of
 from local.chat_sandbox.bodies import Snowflake
 from local.chat_sandbox.payloads import sorted_channels, sorted_roles
-from local.chat_sandbox.platform import ADMINISTRATOR, MANAGE_GUILD, Answer, render
+from local.chat_sandbox.protocol import ADMINISTRATOR, MANAGE_GUILD, Answer, render
 from svcconf.errors import ErrorBody, FieldError, field_path, reason_phrase
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from local.chat_sandbox import control, oauth
-from local.chat_sandbox.platform import Answer, Call, PlatformError, render
+from local.chat_sandbox.protocol import Answer, Call, PlatformError, render
 from local.chat_sandbox.routes import match
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import TYPE_CHECKING
 
-from local.chat_sandbox.platform import Answer, Call, PlatformError, ceil_ms, render
+from local.chat_sandbox.protocol import Answer, Call, PlatformError, ceil_ms, render
 
 if TYPE_CHECKING:
     from local.chat_sandbox.config import SandboxConfig

@@ -11,7 +11,7 @@ import secrets
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote_plus
 
-from local.chat_sandbox.platform import Call, Caller, PlatformError, missing_access, unauthorized
+from local.chat_sandbox.protocol import Call, Caller, PlatformError, missing_access, unauthorized
 
 if TYPE_CHECKING:
     from local.chat_sandbox.state import SandboxState

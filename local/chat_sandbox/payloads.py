@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from local.chat_sandbox.platform import TEXT_LIKE, VOICE_LIKE, iso
+from local.chat_sandbox.protocol import TEXT_LIKE, VOICE_LIKE, iso
 
 
 def user_json(user: dict[str, Any], *, private: bool = False, scopes: tuple[str, ...] = ()) -> dict[str, Any]:

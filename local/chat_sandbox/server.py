@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from local.chat_sandbox.dispatch import handle
-from local.chat_sandbox.platform import API_ROOT
+from local.chat_sandbox.protocol import API_ROOT
 from local.chat_sandbox.state import SandboxState
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from local.chat_sandbox import oauth
 from local.chat_sandbox.config import SandboxConfig
 from local.chat_sandbox.limits import Throttle
-from local.chat_sandbox.platform import PLATFORM_EPOCH_MS
+from local.chat_sandbox.protocol import PLATFORM_EPOCH_MS
 
 DEFAULT_FIXTURE = Path(__file__).with_name("fixture.json")
 

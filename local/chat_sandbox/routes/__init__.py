@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from local.chat_sandbox import oauth
-from local.chat_sandbox.platform import Call
+from local.chat_sandbox.protocol import Call
 from local.chat_sandbox.routes import channels, guilds, invites, members, users
 
 if TYPE_CHECKING:

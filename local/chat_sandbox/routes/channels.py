@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from local.chat_sandbox.access import bot_channel, bot_guild, require, require_grantable_overwrites
 from local.chat_sandbox.bodies import CHANNEL_POSITIONS, ChannelBody, CreateChannelBody, PutOverwriteBody, parse
 from local.chat_sandbox.payloads import channel_json, sorted_channels
-from local.chat_sandbox.platform import (
+from local.chat_sandbox.protocol import (
     GUILD_ANNOUNCEMENT,
     GUILD_CATEGORY,
     GUILD_FORUM,

@@ -14,7 +14,7 @@ from local.chat_sandbox.access import (
 )
 from local.chat_sandbox.bodies import ROLE_POSITIONS, RoleBody, parse
 from local.chat_sandbox.payloads import guild_json, role_json, sorted_roles
-from local.chat_sandbox.platform import MANAGE_ROLES, MAX_ROLES, Call, error, missing_permissions, truthy
+from local.chat_sandbox.protocol import MANAGE_ROLES, MAX_ROLES, Call, error, missing_permissions, truthy
 
 if TYPE_CHECKING:
     from local.chat_sandbox.state import SandboxState

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from local.chat_sandbox.payloads import counts, user_json
-from local.chat_sandbox.platform import Call, error, iso, truthy
+from local.chat_sandbox.protocol import Call, error, iso, truthy
 
 if TYPE_CHECKING:
     from local.chat_sandbox.state import SandboxState

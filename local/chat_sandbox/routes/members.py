@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from local.chat_sandbox.access import bot_guild
 from local.chat_sandbox.payloads import member_json
-from local.chat_sandbox.platform import Call, error
+from local.chat_sandbox.protocol import Call, error
 
 if TYPE_CHECKING:
     from local.chat_sandbox.state import SandboxState

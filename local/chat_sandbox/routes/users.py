@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from local.chat_sandbox.access import permissions_of
 from local.chat_sandbox.payloads import counts, user_json
-from local.chat_sandbox.platform import Call, field_error, invalid_form, truthy, unauthorized
+from local.chat_sandbox.protocol import Call, field_error, invalid_form, truthy, unauthorized
 
 if TYPE_CHECKING:
     from local.chat_sandbox.state import SandboxState

@@ -136,5 +136,5 @@ class Call:
             raise invalid_form(field_error("BASE_TYPE_REQUIRED", "This field is required"))
         try:
             return json.loads(self.body)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser goes
             raise error(400, 50109, "The request body contains invalid JSON.") from None

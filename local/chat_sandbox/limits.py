@@ -14,7 +14,7 @@ import random
 import time
 from collections import Counter, deque
 from dataclasses import dataclass
-from http import HTTPStatus
+from http.client import responses
 from typing import TYPE_CHECKING
 
 from local.chat_sandbox.protocol import Answer, Call, PlatformError, ceil_ms, render
@@ -70,7 +70,7 @@ class Throttle:
 
     def _server_error(self, status: int) -> Answer:
         self.faults["5xx"] += 1
-        return render(status, {"message": f"{status}: {HTTPStatus(status).phrase}", "code": 0})
+        return render(status, {"message": f"{status}: {responses.get(status, 'Error')}", "code": 0})
 
     def take(self, call: Call, config: SandboxConfig) -> dict[str, str]:
         """Count the request against the global limit and its bucket: its rate-limit headers, or a 429."""

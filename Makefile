@@ -42,6 +42,7 @@ run: venv  ## the service on http://127.0.0.1:$${PORT:-3000} with moto and the c
 lint: venv sam-venv  ## ruff, cfn-lint and sam validate --lint
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(PY) -m local.outside_paths  # the repository stands alone: nothing reads a folder beside it
 	$(VENV)/bin/cfn-lint template.yaml
 	$(SAM_ENV) $(SAM) validate --lint --template template.yaml
 

@@ -16,7 +16,7 @@ from local.chat_sandbox import SandboxServer, SandboxState, start_sandbox
 from svcconf.chat import ChatClient
 from svcconf.settings import Settings
 
-# The sandbox fixture's dev values (local/chat_sandbox_fixture.json).
+# The sandbox fixture's dev values (local/chat_sandbox/fixture.json).
 BOT_TOKEN = "dev-bot-token"
 CLIENT_ID = "1191000000000000001"
 CLIENT_SECRET = "dev-client-secret"
@@ -30,6 +30,7 @@ DEMO_GUILD = "1191000000000001001"  # bot present with deploy permissions; alice
 BOB_GUILD = "1191000000000001002"  # bot present as ADMINISTRATOR; alice is a plain member
 QUIET_GUILD = "1191000000000001003"  # bot absent; alice is ADMINISTRATOR there
 LOCKED_GUILD = "1191000000000001004"  # bot present without MANAGE_ROLES/MANAGE_CHANNELS
+BUILD_GUILD = "1191000000000001005"  # empty, for deploys: alice owns it; the bot holds all but ADMINISTRATOR
 INFO_CATEGORY = "1191000000000003011"  # a category of DEMO_GUILD
 QUIET_GENERAL = "1191000000000003031"  # a text channel of QUIET_GUILD
 SECRETS = (BOT_TOKEN, CLIENT_SECRET, ALICE_TOKEN, BOB_EXPIRED_TOKEN, CAROL_TOKEN, ALICE_REFRESH, BOB_REFRESH)

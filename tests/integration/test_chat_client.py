@@ -27,9 +27,12 @@ from svcconf.chat import (
     InvalidUserToken,
     MissingAccess,
     MissingPermissions,
+    UnknownChannel,
     UnknownGuild,
     UnknownInvite,
     UnknownMember,
+    UnknownOverwrite,
+    UnknownRole,
     avatar_url,
     guild_icon_url,
 )
@@ -44,6 +47,7 @@ from tests.integration.chat_conftest_helpers import (
     BOB_ID,
     BOB_REFRESH,
     BOT_ID,
+    BUILD_GUILD,
     CAROL_TOKEN,
     DEMO_GUILD,
     INFO_CATEGORY,
@@ -232,14 +236,17 @@ def test_bot_user_is_read_once_with_the_bot_token(chat_client: ChatClient, chat_
 
 def test_user_guilds_carry_ownership_and_permissions(chat_client: ChatClient, chat_state: SandboxState):
     guilds = {guild.id: guild for guild in chat_client.get_current_user_guilds(ALICE_TOKEN)}
-    # alice owns the demo guild, is a plain member of bob's, admin in the quiet one, MANAGE_GUILD in the locked one
-    assert set(guilds) == {DEMO_GUILD, BOB_GUILD, QUIET_GUILD, LOCKED_GUILD}
+    # alice owns the demo and build guilds, is a plain member of bob's, admin in the quiet one,
+    # and holds MANAGE_GUILD in the locked one
+    assert set(guilds) == {DEMO_GUILD, BOB_GUILD, QUIET_GUILD, LOCKED_GUILD, BUILD_GUILD}
     assert guilds[DEMO_GUILD].owner
+    assert guilds[BUILD_GUILD].owner
     assert {guild_id: guild.can_manage for guild_id, guild in guilds.items()} == {
         DEMO_GUILD: True,
         BOB_GUILD: False,
         QUIET_GUILD: True,
         LOCKED_GUILD: True,
+        BUILD_GUILD: True,
     }
     assert int(guilds[LOCKED_GUILD].permissions) & MANAGE_GUILD
     assert guilds[DEMO_GUILD].icon_url(cdn_base="https://cdn.chat.test") == (
@@ -255,9 +262,13 @@ def test_bot_guilds_are_paged_with_after(chat_client: ChatClient, chat_state: Sa
     chat_client.guild_page_size = 2
     # When the bot's guilds are listed
     ids = [guild.id for guild in chat_client.get_bot_guilds()]
-    # Then all three come back over two requests, the second after the first page's last id
-    assert ids == [DEMO_GUILD, BOB_GUILD, LOCKED_GUILD]
-    assert [entry["query"] for entry in chat_state.request_log] == ["limit=2", f"limit=2&after={BOB_GUILD}"]
+    # Then all four come back over three requests, each after the previous page's last id (the last page is empty)
+    assert ids == [DEMO_GUILD, BOB_GUILD, LOCKED_GUILD, BUILD_GUILD]
+    assert [entry["query"] for entry in chat_state.request_log] == [
+        "limit=2",
+        f"limit=2&after={BOB_GUILD}",
+        f"limit=2&after={BUILD_GUILD}",
+    ]
     assert QUIET_GUILD not in chat_client.bot_guild_ids()
 
 
@@ -417,6 +428,193 @@ def test_overwrite_where_the_bot_is_absent_is_missing_access(chat_client: ChatCl
     assert caught.value.status == 403
 
 
+# -- guild structure: modify and delete ---------------------------------------------------------------
+
+MEMBER_ROLE, MODERATOR_ROLE, DEMO_BOT_ROLE = "1191000000000002013", "1191000000000002012", "1191000000000002011"
+WELCOME, LOUNGE = "1191000000000003012", "1191000000000003015"
+ADMINISTRATOR, MANAGE_ROLES = 1 << 3, 1 << 28
+
+
+def test_modify_role_changes_the_fields_sent_and_keeps_the_others(chat_client: ChatClient, chat_state: SandboxState):
+    # When the Member role is renamed, recoloured, hoisted and given an integer bitfield, with an audit reason
+    role = chat_client.modify_role(
+        DEMO_GUILD,
+        MEMBER_ROLE,
+        {"name": "Members", "permissions": VIEW_CHANNEL | SEND_MESSAGES, "color": 0x123456, "hoist": True},
+        reason="svc deploy",
+    )
+    # Then the platform answered the role as stored: the bitfield as a string, mentionable and position unchanged
+    assert (role.id, role.name, role.permissions, role.color, role.hoist) == (
+        MEMBER_ROLE,
+        "Members",
+        "3072",
+        0x123456,
+        True,
+    )
+    assert (role.mentionable, role.position) == (False, 1)
+    assert chat_state.guild(DEMO_GUILD)["roles"][MEMBER_ROLE]["permissions"] == "3072"
+    [patch] = chat_state.requests("PATCH", "/guilds/{guild_id}/roles/{role_id}")
+    assert (patch["status"], patch["audit_log_reason"]) == (200, "svc deploy")
+
+
+def test_a_role_may_keep_permissions_the_bot_lacks_but_not_gain_them(chat_client: ChatClient):
+    # Given the Moderator role holds KICK_MEMBERS, which the bot lacks
+    moderator = next(role for role in chat_client.list_roles(DEMO_GUILD) if role.id == MODERATOR_ROLE)
+    kept = int(moderator.permissions)
+    # When VIEW_CHANNEL (which the bot holds) is added, Then the role keeps KICK_MEMBERS too
+    assert chat_client.modify_role(DEMO_GUILD, MODERATOR_ROLE, {"permissions": kept | VIEW_CHANNEL}).permissions == str(
+        kept | VIEW_CHANNEL
+    )
+    # When ADMINISTRATOR (which the bot lacks) is added, Then the platform refuses and nothing changes
+    with pytest.raises(MissingPermissions):
+        chat_client.modify_role(DEMO_GUILD, MODERATOR_ROLE, {"permissions": kept | ADMINISTRATOR})
+    assert next(r for r in chat_client.list_roles(DEMO_GUILD) if r.id == MODERATOR_ROLE).permissions == str(
+        kept | VIEW_CHANNEL
+    )
+
+
+@pytest.mark.parametrize(
+    ("guild_id", "role_id", "why"),
+    [
+        (DEMO_GUILD, DEMO_BOT_ROLE, "the bot's own highest role is not below itself"),
+        (LOCKED_GUILD, "1191000000000002042", "the bot lacks MANAGE_ROLES there"),
+    ],
+)
+def test_role_writes_the_bot_may_not_make_are_missing_permissions(chat_client: ChatClient, guild_id, role_id, why):
+    with pytest.raises(MissingPermissions) as modifying:
+        chat_client.modify_role(guild_id, role_id, {"name": "renamed"})
+    with pytest.raises(MissingPermissions):
+        chat_client.delete_role(guild_id, role_id)
+    assert (modifying.value.platform_code, modifying.value.status) == (50013, 403), why
+
+
+def test_unknown_role_is_unknown_role(chat_client: ChatClient):
+    with pytest.raises(UnknownRole) as caught:
+        chat_client.modify_role(DEMO_GUILD, "1191000000000002999", {"name": "ghost"})
+    with pytest.raises(UnknownRole):
+        chat_client.delete_role(DEMO_GUILD, "1191000000000002999")
+    assert (caught.value.platform_code, caught.value.status) == (10011, 404)
+
+
+def test_deleted_role_leaves_members_and_overwrites_and_positions_close_up(
+    chat_client: ChatClient, chat_state: SandboxState
+):
+    # Given bob holds Moderator (position 2) and the welcome channel has an overwrite for it
+    chat_client.set_channel_overwrite(WELCOME, MODERATOR_ROLE, 0, allow=SEND_MESSAGES)
+    # When Moderator is deleted
+    chat_client.delete_role(DEMO_GUILD, MODERATOR_ROLE, reason="rollback")
+    # Then it is gone from the roles, from bob and from the channel, and the positions are contiguous again
+    guild = chat_state.guild(DEMO_GUILD)
+    assert MODERATOR_ROLE not in guild["roles"]
+    assert guild["members"][BOB_ID]["roles"] == []
+    assert [o["id"] for o in guild["channels"][WELCOME]["permission_overwrites"]] == [DEMO_GUILD]
+    assert [(r.name, r.position) for r in sorted(chat_client.list_roles(DEMO_GUILD), key=lambda r: r.position)] == [
+        ("@everyone", 0),
+        ("Member", 1),
+        ("svc-sandbox-bot", 2),
+    ]
+    [delete] = chat_state.requests("DELETE", "/guilds/{guild_id}/roles/{role_id}")
+    assert (delete["status"], delete["audit_log_reason"]) == (204, "rollback")
+
+
+def test_modify_channel_renames_moves_and_replaces_overwrites(chat_client: ChatClient, chat_state: SandboxState):
+    # Given the welcome channel sits in the Information category with an @everyone overwrite
+    # When it is renamed, given a topic, slowmode and nsfw, taken out of its category and given one overwrite
+    channel = chat_client.modify_channel(
+        WELCOME,
+        {
+            "name": "Welcome Hall",
+            "topic": "Start here",
+            "rate_limit_per_user": 30,
+            "nsfw": True,
+            "parent_id": None,
+            "permission_overwrites": [{"id": MEMBER_ROLE, "type": 0, "allow": VIEW_CHANNEL}],
+        },
+        reason="svc deploy",
+    )
+    # Then the name is normalised, the overwrites are exactly the ones sent, and the rest is as asked
+    assert (channel.name, channel.topic, channel.rate_limit_per_user, channel.nsfw, channel.parent_id) == (
+        "welcome-hall",
+        "Start here",
+        30,
+        True,
+        None,
+    )
+    assert [(o.id, o.allow, o.deny) for o in channel.permission_overwrites] == [(MEMBER_ROLE, str(VIEW_CHANNEL), "0")]
+    assert chat_state.guild(DEMO_GUILD)["channels"][WELCOME]["name"] == "welcome-hall"
+
+
+def test_modify_voice_channel_limits(chat_client: ChatClient):
+    channel = chat_client.modify_channel(LOUNGE, {"user_limit": 12, "bitrate": 96000, "name": "Big Lounge"})
+    assert (channel.user_limit, channel.bitrate, channel.name) == (12, 96000, "Big Lounge")  # voice names stay as sent
+
+
+def test_delete_category_returns_it_and_orphans_its_channels(chat_client: ChatClient, chat_state: SandboxState):
+    deleted = chat_client.delete_channel(INFO_CATEGORY, reason="rollback")
+    assert (deleted.id, deleted.is_category, deleted.name) == (INFO_CATEGORY, True, "Information")
+    channels = {c.id: c for c in chat_client.list_channels(DEMO_GUILD)}
+    assert INFO_CATEGORY not in channels
+    assert channels[WELCOME].parent_id is None
+    assert channels["1191000000000003013"].parent_id is None
+    [delete] = chat_state.requests("DELETE", "/channels/{channel_id}")
+    assert (delete["status"], delete["audit_log_reason"]) == (200, "rollback")
+
+
+def test_delete_overwrite_then_again_is_unknown_overwrite(chat_client: ChatClient, chat_state: SandboxState):
+    chat_client.delete_overwrite(WELCOME, DEMO_GUILD)
+    assert chat_state.guild(DEMO_GUILD)["channels"][WELCOME]["permission_overwrites"] == []
+    with pytest.raises(UnknownOverwrite) as caught:
+        chat_client.delete_overwrite(WELCOME, DEMO_GUILD)
+    assert (caught.value.platform_code, caught.value.status) == (10009, 404)
+    assert [
+        e["status"] for e in chat_state.requests("DELETE", "/channels/{channel_id}/permissions/{overwrite_id}")
+    ] == [
+        204,
+        404,
+    ]
+
+
+def test_channel_writes_on_unknown_or_unreachable_channels(chat_client: ChatClient):
+    with pytest.raises(UnknownChannel):
+        chat_client.modify_channel("1191000000000003999", {"name": "ghost"})
+    with pytest.raises(UnknownChannel):
+        chat_client.delete_channel("1191000000000003999")
+    with pytest.raises(MissingAccess):  # the bot is not in the quiet guild
+        chat_client.delete_channel(QUIET_GENERAL)
+
+
+def test_manage_roles_in_an_overwrite_needs_administrator(chat_client: ChatClient, chat_state: SandboxState):
+    # Given the build guild's bot holds every permission but ADMINISTRATOR, and bob's bot is ADMINISTRATOR
+    overwrite = [{"id": BUILD_GUILD, "type": 0, "allow": MANAGE_ROLES}]
+    # When each creates a category whose overwrite allows MANAGE_ROLES
+    with pytest.raises(MissingPermissions):
+        chat_client.create_channel(BUILD_GUILD, {"name": "Staff", "type": 4, "permission_overwrites": overwrite})
+    overwrite[0]["id"] = BOB_GUILD
+    staff = chat_client.create_channel(BOB_GUILD, {"name": "Staff", "type": 4, "permission_overwrites": overwrite})
+    # Then only the administrator's succeeds, and the same rule holds when modifying a channel
+    assert staff.permission_overwrites[0].allow == str(MANAGE_ROLES)
+    lab = chat_client.create_channel(BUILD_GUILD, {"name": "Lab", "type": 4})
+    with pytest.raises(MissingPermissions):
+        chat_client.modify_channel(
+            lab.id, {"permission_overwrites": [{"id": BUILD_GUILD, "type": 0, "deny": MANAGE_ROLES}]}
+        )
+    assert chat_state.guild(BUILD_GUILD)["channels"][lab.id]["permission_overwrites"] == []
+
+
+def test_creations_past_the_per_guild_limit_wait_instead_of_meeting_429(
+    chat_client: ChatClient, chat_state: SandboxState
+):
+    # Given role creation allows 5 requests per second per guild (on by default)
+    # When 7 roles are created back to back in the build guild
+    started = time.monotonic()
+    roles = [chat_client.create_role(BUILD_GUILD, {"name": f"Team {n}", "permissions": 0}) for n in range(7)]
+    elapsed = time.monotonic() - started
+    # Then all were created, the client waited out the window it was told about, and never met a 429
+    assert len({role.id for role in roles}) == 7
+    assert [e["status"] for e in chat_state.requests("POST", "/guilds/{guild_id}/roles")] == [200] * 7
+    assert elapsed >= 0.8
+
+
 # -- headers ------------------------------------------------------------------------------------
 
 
@@ -453,7 +651,7 @@ def test_calls_succeed_when_thirty_percent_of_requests_are_rate_limited(
     guild_lists = [chat_client.get_current_user_guilds(ALICE_TOKEN) for _ in range(20)]
     # Then every call succeeded
     assert all(invite.code == "svcDemo" for invite in invites)
-    assert all(len(guilds) == 4 for guilds in guild_lists)
+    assert all(len(guilds) == 5 for guilds in guild_lists)
     # And the platform saw a bounded number of requests per success
     stats = chat_state.stats()
     limited = stats["by_status"].get("429", 0)

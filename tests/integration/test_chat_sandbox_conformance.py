@@ -14,12 +14,19 @@ the exchange must validate once that one difference is undone), never by skippin
   "BASE_TYPE_BAD_LENGTH"; the spec reuses its integer `Error.code` there (chat-platform.md §6).
 - OPTIONAL_429_CODE: the docs' 429 body has `code` only sometimes (`"code"?`); the spec's
   RatelimitedResponse requires it (chat-platform.md §4).
+
+The description is vendored (tests/data/, with its source, commit, checksum and licence), so a fresh clone
+runs this test alone. Where it types a request body as a union of open objects (`PATCH /channels/{id}`:
+`anyOf` DM, group DM, guild channel, thread), any object meets the first branch; such bodies are also
+checked against the branch they mean, with the same narrow handling of BITFIELDS_AS_STRINGS.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,21 +36,36 @@ import requests
 from openapi_core import OpenAPI
 from openapi_core.contrib.requests import RequestsOpenAPIRequest, RequestsOpenAPIResponse
 from openapi_core.exceptions import OpenAPIError
+from openapi_schema_validator import OAS31Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
 from local.chat_sandbox import SandboxServer, SandboxState
-from svcconf.chat import ChatClient, ChatInvalidRequest, ChatRateLimited, InvalidUserToken, UnknownGuild, UnknownInvite
+from svcconf.chat import (
+    ChatApiError,
+    ChatClient,
+    ChatInvalidRequest,
+    ChatRateLimited,
+    InvalidUserToken,
+    UnknownGuild,
+    UnknownInvite,
+    UnknownOverwrite,
+    UnknownRole,
+)
 from svcconf.settings import Settings
 from tests.integration.chat_conftest_helpers import (
     ALICE_TOKEN,
     BOB_EXPIRED_TOKEN,
+    BOB_GUILD,
     BOB_ID,
     DEMO_GUILD,
+    INFO_CATEGORY,
     QUIET_GUILD,
     new_chat_client,
 )
 
-# CI runs a fresh clone at <dir>/main with the team's reference folder at <dir>/shared.
-SPEC_PATH = Path(__file__).resolve().parents[2].parent / "shared" / "spec" / "chat-platform-openapi.json"
+SPEC_PATH = Path(__file__).resolve().parents[1] / "data" / "chat-platform-openapi.json"
+SPEC_URI = "urn:chat-platform-openapi"
 BITFIELD_KEYS = {"permissions", "allow", "deny"}
 VIEW_CHANNEL = 1 << 10
 
@@ -65,14 +87,29 @@ def spec_server(spec_document: dict[str, Any]) -> str:
     return spec_document["servers"][0]["url"].rstrip("/")
 
 
+@pytest.fixture(scope="module")
+def spec_schemas(spec_document: dict[str, Any]) -> Callable[[str], OAS31Validator]:
+    """A validator for one of the description's component schemas, its references resolved in the description."""
+    registry = Registry().with_resource(SPEC_URI, Resource.from_contents(spec_document, DRAFT202012))
+    return lambda name: OAS31Validator({"$ref": f"{SPEC_URI}#/components/schemas/{name}"}, registry=registry)
+
+
 class Recorder:
     """Records every exchange the client makes and checks it against the description."""
 
-    def __init__(self, client: ChatClient, sandbox_root: str, spec_server: str, openapi: OpenAPI):
+    def __init__(
+        self,
+        client: ChatClient,
+        sandbox_root: str,
+        spec_server: str,
+        openapi: OpenAPI,
+        spec_schemas: Callable[[str], OAS31Validator],
+    ):
         self.client = client
         self.sandbox_root = sandbox_root
         self.spec_server = spec_server
         self.openapi = openapi
+        self.spec_schemas = spec_schemas
         self.exchanges: list[requests.Response] = []
         client.session.hooks["response"].append(self._record)
 
@@ -107,15 +144,17 @@ class Recorder:
             self.openapi.validate_request(self.spec_request(response))
         except OpenAPIError as error:
             problems = _schema_errors(error) or [error]
-        for problem in problems:
-            assert getattr(problem, "validator", None) == "type", problem
-            assert problem.path, problem
-            assert problem.path[-1] in BITFIELD_KEYS, problem
-            assert isinstance(problem.instance, str), problem
-            assert problem.instance.isdigit(), problem
+        _assert_only_string_bitfields(problems)
         request = self.spec_request(response, body=_with_integer_bitfields(body))
         self.openapi.validate_request(request)
         self.openapi.validate_response(request, RequestsOpenAPIResponse(response))
+
+    def check_body_branch(self, response: requests.Response, schema: str) -> None:
+        """The request body meets the union branch it means (`schema`), but for BITFIELDS_AS_STRINGS."""
+        body = json.loads(response.request.body)
+        validator = self.spec_schemas(schema)
+        _assert_only_string_bitfields(list(validator.iter_errors(body)))
+        assert list(validator.iter_errors(_with_integer_bitfields(body))) == []
 
     def check_response_with_fix(
         self,
@@ -139,6 +178,16 @@ class Recorder:
         fixed = copy.copy(response)
         fixed._content = json.dumps(fix(response.json())).encode()
         self.openapi.validate_response(request, RequestsOpenAPIResponse(fixed))
+
+
+def _assert_only_string_bitfields(problems: list[Any]) -> None:
+    """BITFIELDS_AS_STRINGS: every problem is a decimal string where the description wants an integer bitfield."""
+    for problem in problems:
+        assert getattr(problem, "validator", None) == "type", problem
+        assert problem.path, problem
+        assert problem.path[-1] in BITFIELD_KEYS, problem
+        assert isinstance(problem.instance, str), problem
+        assert problem.instance.isdigit(), problem
 
 
 def _schema_errors(error: BaseException) -> list[Any]:
@@ -200,10 +249,14 @@ def _with_429_code(body: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture
 def recorder(
-    chat_sandbox: SandboxServer, chat_settings: Settings, openapi: OpenAPI, spec_server: str
+    chat_sandbox: SandboxServer,
+    chat_settings: Settings,
+    openapi: OpenAPI,
+    spec_server: str,
+    spec_schemas: Callable[[str], OAS31Validator],
 ) -> Iterator[Recorder]:
     client = new_chat_client(chat_settings)
-    yield Recorder(client, chat_sandbox.base_url, spec_server, openapi)
+    yield Recorder(client, chat_sandbox.base_url, spec_server, openapi, spec_schemas)
     client.session.close()
 
 
@@ -329,6 +382,70 @@ def test_rate_limited_answer_conforms_but_for_its_optional_code(recorder: Record
     assert set(limited.json()) == {"message", "retry_after", "global"}
     assert limited.headers["X-RateLimit-Remaining"] == "0"
     recorder.check_response_with_fix(limited, _with_429_code)
+
+
+def test_role_modify_and_delete_conform(recorder: Recorder, chat_state: SandboxState):
+    # When a role is modified with a bitfield, deleted, deleted again, and the bot's managed role deleted
+    role = recorder.client.create_role(DEMO_GUILD, {"name": "Short-lived"})
+    recorder.take()
+    recorder.client.modify_role(DEMO_GUILD, role.id, {"name": "Renamed", "permissions": VIEW_CHANNEL, "hoist": True})
+    recorder.client.delete_role(DEMO_GUILD, role.id)
+    with pytest.raises(UnknownRole):
+        recorder.client.delete_role(DEMO_GUILD, role.id)
+    with chat_state.lock:  # a managed role below the bot: only its deletion is refused, not its position
+        chat_state.guilds[BOB_GUILD]["roles"]["1191000000000002022"]["managed"] = True
+    with pytest.raises(ChatApiError):
+        recorder.client.delete_role(BOB_GUILD, "1191000000000002022")
+    modified, deleted, unknown, managed = recorder.take()
+    # Then each exchange matches the description, the modification once bitfields are integers
+    recorder.check_request_with_string_bitfields(modified)
+    for exchange in (deleted, unknown, managed):
+        recorder.check(exchange)
+    assert (modified.status_code, modified.json()["name"], modified.json()["permissions"]) == (200, "Renamed", "1024")
+    assert (deleted.status_code, deleted.content) == (204, b"")
+    assert unknown.json() == {"message": "Unknown Role", "code": 10011}
+    assert managed.json() == {"message": "Invalid Role", "code": 50028}
+
+
+def test_channel_modify_delete_and_overwrite_delete_conform(recorder: Recorder):
+    # When a text channel gets new overwrites, a voice channel new limits, an overwrite and a category are deleted
+    recorder.client.modify_channel(
+        "1191000000000003014",
+        {"name": "General Chat", "topic": "hi", "permission_overwrites": [{"id": DEMO_GUILD, "type": 0, "deny": 2048}]},
+    )
+    recorder.client.modify_channel("1191000000000003015", {"user_limit": 8, "bitrate": 64000})
+    recorder.client.delete_overwrite("1191000000000003014", DEMO_GUILD)
+    with pytest.raises(UnknownOverwrite):
+        recorder.client.delete_overwrite("1191000000000003014", DEMO_GUILD)
+    recorder.client.delete_channel(INFO_CATEGORY)
+    text, voice, overwrite, no_overwrite, category = recorder.take()
+    # Then each matches the description, and the modifications also meet its guild-channel branch
+    recorder.check_request_with_string_bitfields(text)
+    recorder.check_body_branch(text, "UpdateGuildChannelRequestPartial")
+    recorder.check(voice)
+    recorder.check_body_branch(voice, "UpdateGuildChannelRequestPartial")
+    for exchange in (overwrite, no_overwrite, category):
+        recorder.check(exchange)
+    assert (text.json()["name"], voice.json()["user_limit"]) == ("general-chat", 8)
+    assert (overwrite.status_code, no_overwrite.json()["code"]) == (204, 10009)
+    assert (category.status_code, category.json()["type"]) == (200, 4)
+
+
+def test_an_invalid_role_modification_conforms_but_for_its_string_leaf_codes(recorder: Recorder):
+    with pytest.raises(ChatInvalidRequest):
+        recorder.client.modify_role(DEMO_GUILD, "1191000000000002013", {"name": ""})
+    [invalid] = recorder.take()
+    assert invalid.json()["errors"] == {
+        "name": {"_errors": [{"code": "BASE_TYPE_BAD_LENGTH", "message": "Must be between 1 and 100 in length."}]}
+    }
+    recorder.check_response_with_fix(invalid, _integer_leaf_codes, invalid_request_field="name")
+
+
+def test_the_vendored_description_is_the_one_its_readme_pins():
+    readme = (SPEC_PATH.parent / "README.md").read_text(encoding="utf-8")
+    pinned = re.search(r"sha256 \| `([0-9a-f]{64})`", readme)
+    assert pinned, "tests/data/README.md names the description's sha256"
+    assert hashlib.sha256(SPEC_PATH.read_bytes()).hexdigest() == pinned.group(1)
 
 
 def test_the_token_endpoint_is_not_in_the_description(spec_document: dict[str, Any]):

@@ -26,6 +26,7 @@ from svcconf.chat.errors import (
     UnknownGuild,
     UnknownInvite,
     UnknownMember,
+    UnknownOverwrite,
     UnknownRole,
 )
 from svcconf.chat.models import (
@@ -82,6 +83,7 @@ __all__ = [
     "UnknownGuild",
     "UnknownInvite",
     "UnknownMember",
+    "UnknownOverwrite",
     "UnknownRole",
     "avatar_url",
     "get_chat_client",

@@ -264,6 +264,20 @@ class ChatClient:
         body = _with_string_bitfields(payload)
         return Role.model_validate(self._json(route, self._bot_auth(), json_body=body, reason=reason))
 
+    def modify_role(self, guild_id: str, role_id: str, payload: Mapping[str, Any], reason: str | None = None) -> Role:
+        """Change a role's name, permissions, color, hoist or mentionable (fields left out stay as they are).
+
+        The role must be below the bot's highest role and the permissions added ones the bot holds:
+        otherwise `MissingPermissions`."""
+        route = Route("PATCH", "/guilds/{guild_id}/roles/{role_id}", guild_id=guild_id, role_id=role_id)
+        body = _with_string_bitfields(payload)
+        return Role.model_validate(self._json(route, self._bot_auth(), json_body=body, reason=reason))
+
+    def delete_role(self, guild_id: str, role_id: str, reason: str | None = None) -> None:
+        """Delete a role: it leaves every member and channel overwrite. Unknown: `UnknownRole`."""
+        route = Route("DELETE", "/guilds/{guild_id}/roles/{role_id}", guild_id=guild_id, role_id=role_id)
+        self._send(route, self._bot_auth(), reason=reason)
+
     def reorder_roles(
         self, guild_id: str, positions: Mapping[str, int] | Iterable[Mapping[str, Any]], reason: str | None = None
     ) -> list[Role]:
@@ -283,6 +297,18 @@ class ChatClient:
         route = Route("POST", "/guilds/{guild_id}/channels", guild_id=guild_id)
         body = _with_string_bitfields(payload)
         return Channel.model_validate(self._json(route, self._bot_auth(), json_body=body, reason=reason))
+
+    def modify_channel(self, channel_id: str, payload: Mapping[str, Any], reason: str | None = None) -> Channel:
+        """Change a channel or category; `permission_overwrites` replaces its whole list. Compare the name with
+        the one returned: the platform may normalise text-channel names."""
+        route = Route("PATCH", "/channels/{channel_id}", channel_id=channel_id)
+        body = _with_string_bitfields(payload)
+        return Channel.model_validate(self._json(route, self._bot_auth(), json_body=body, reason=reason))
+
+    def delete_channel(self, channel_id: str, reason: str | None = None) -> Channel:
+        """Delete a channel or category (its channels stay, outside any category); returns what was deleted."""
+        route = Route("DELETE", "/channels/{channel_id}", channel_id=channel_id)
+        return Channel.model_validate(self._json(route, self._bot_auth(), reason=reason))
 
     def reorder_channels(
         self, guild_id: str, positions: Mapping[str, int] | Iterable[Mapping[str, Any]], reason: str | None = None
@@ -308,6 +334,16 @@ class ChatClient:
         )
         body = {"type": type, "allow": str(allow), "deny": str(deny)}
         self._send(route, self._bot_auth(), json_body=body, reason=reason)
+
+    def delete_overwrite(self, channel_id: str, overwrite_id: str, reason: str | None = None) -> None:
+        """Remove one permission overwrite (a role's or a member's). None there: `UnknownOverwrite`."""
+        route = Route(
+            "DELETE",
+            "/channels/{channel_id}/permissions/{overwrite_id}",
+            channel_id=channel_id,
+            overwrite_id=overwrite_id,
+        )
+        self._send(route, self._bot_auth(), reason=reason)
 
     # -- plumbing ----------------------------------------------------------------------------
 

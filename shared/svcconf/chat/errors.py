@@ -85,6 +85,12 @@ class UnknownRole(ChatError, NotFound):
     default_message = "The role is unknown."
 
 
+class UnknownOverwrite(ChatError, NotFound):
+    """The channel has no permission overwrite for that role or member (code 10009)."""
+
+    default_message = "The permission overwrite is unknown."
+
+
 class UnknownMember(ChatError, NotFound):
     """The user is not a member of the guild (codes 10007 Unknown Member, 10013 Unknown User)."""
 
@@ -182,6 +188,7 @@ ERRORS_BY_CODE: dict[int, type[ChatError]] = {
     10004: UnknownGuild,
     10006: UnknownInvite,
     10007: UnknownMember,
+    10009: UnknownOverwrite,
     10011: UnknownRole,
     10013: UnknownMember,
     30005: ChatLimitReached,
@@ -214,5 +221,6 @@ __all__ = [
     "UnknownGuild",
     "UnknownInvite",
     "UnknownMember",
+    "UnknownOverwrite",
     "UnknownRole",
 ]

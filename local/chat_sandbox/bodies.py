@@ -1,0 +1,214 @@
+"""The platform's request bodies as pydantic models (one per route body) and their refusals in its 50035 shape.
+
+A refusal names each field the way the platform does, list items by index:
+`{"code": 50035, "message": "Invalid Form Body", "errors": {"name": {"_errors": [{"code": "BASE_TYPE_BAD_LENGTH",
+"message": "Must be between 1 and 100 in length."}]}}}`. Leaf codes and messages follow the platform's where they
+are observed; elsewhere the sandbox words them in the same style. Unknown fields are ignored, as the platform does.
+What depends on the guild (a parent that is no category, a permission the bot lacks) is checked by the routes.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from annotated_types import MaxLen
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, TypeAdapter, ValidationError
+from pydantic_core import PydanticCustomError
+
+from local.chat_sandbox.protocol import CREATABLE_CHANNEL_TYPES, MAX_BODY_OVERWRITES, Call, invalid_form
+
+# pydantic's own error types, in the platform's words
+_REFUSALS = {
+    "missing": ("BASE_TYPE_REQUIRED", "This field is required"),
+    "string_type": ("BASE_TYPE_STRING", "This field must be a string."),
+    "int_type": ("NUMBER_TYPE_COERCE", "Value is not int."),
+    "bool_type": ("BOOLEAN_TYPE_COERCE", "Must be either true or false."),
+    "list_type": ("LIST_TYPE_CONVERT", "Only iterables may be used in a ListType"),
+    "model_type": ("DICT_TYPE_CONVERT", "Only dictionaries may be used in a DictType"),
+    "too_long": ("BASE_TYPE_MAX_LENGTH", "Must be {max_length} or fewer in length."),
+}
+
+
+def form_errors(problems: ValidationError) -> dict[str, Any]:
+    """pydantic's errors as the platform's nested `errors` object (request-level ones under `_errors`)."""
+    tree: dict[str, Any] = {}
+    for problem in problems.errors(include_url=False):
+        node = tree
+        for part in problem["loc"]:
+            node = node.setdefault(str(part), {})
+        kind = problem["type"]
+        if kind in _REFUSALS:
+            code, template = _REFUSALS[kind]
+            message = template.format(**problem.get("ctx", {}))
+        elif kind.isupper():  # raised by the field types below, already in the platform's words
+            code, message = kind, problem["msg"]
+        else:
+            code, message = "BASE_TYPE_INVALID", problem["msg"]
+        node.setdefault("_errors", []).append({"code": code, "message": message})
+    return tree
+
+
+def parse(call: Call, model: type[BaseModel] | TypeAdapter[Any]) -> Any:
+    """The call's JSON body validated by a model (or a list adapter); refused with 50035 naming each field."""
+    data = call.json()
+    try:
+        return model.validate_python(data) if isinstance(model, TypeAdapter) else model.model_validate(data)
+    except ValidationError as problems:
+        raise invalid_form(form_errors(problems)) from None
+
+
+# -- field types ----------------------------------------------------------------------------------
+
+
+def _between(low: int, high: int) -> AfterValidator:
+    def check(value: int) -> int:
+        if value < low:
+            raise PydanticCustomError(
+                "NUMBER_TYPE_MIN", "int value should be greater than or equal to {low}.", {"low": low}
+            )
+        if value > high:
+            raise PydanticCustomError(
+                "NUMBER_TYPE_MAX", "int value should be less than or equal to {high}.", {"high": high}
+            )
+        return value
+
+    return AfterValidator(check)
+
+
+def _length(low: int, high: int) -> AfterValidator:
+    def check(value: str) -> str:
+        if not low <= len(value) <= high:
+            raise PydanticCustomError(
+                "BASE_TYPE_BAD_LENGTH", "Must be between {low} and {high} in length.", {"low": low, "high": high}
+            )
+        return value
+
+    return AfterValidator(check)
+
+
+def _one_of(choices: tuple[int, ...]) -> AfterValidator:
+    listed = "{" + ", ".join(map(str, choices)) + "}"
+
+    def check(value: int) -> int:
+        if value not in choices:
+            raise PydanticCustomError("BASE_TYPE_CHOICES", "Value must be one of {choices}.", {"choices": listed})
+        return value
+
+    return AfterValidator(check)
+
+
+def _digits(value: Any) -> str | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return str(value)
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return value
+    return None
+
+
+def _bitfield(value: Any) -> int:
+    # The platform takes permission bitfields as decimal strings or integers.
+    digits = _digits(value)
+    if digits is None:
+        raise PydanticCustomError("NUMBER_TYPE_COERCE", 'Value "{value}" is not int.', {"value": str(value)[:64]})
+    return int(digits)
+
+
+def _snowflake(value: Any) -> str:
+    digits = _digits(value)
+    if digits is None:
+        raise PydanticCustomError("NUMBER_TYPE_COERCE", 'Value "{value}" is not snowflake.', {"value": str(value)[:64]})
+    return digits
+
+
+Name = Annotated[str, _length(1, 100)]
+Topic = Annotated[str, _length(0, 4096)]  # text and announcement channels allow 1024: checked by the route
+Bitfield = Annotated[int, BeforeValidator(_bitfield)]
+Snowflake = Annotated[str, BeforeValidator(_snowflake)]
+Color = Annotated[int, _between(0, 0xFFFFFF)]
+Slowmode = Annotated[int, _between(0, 21600)]
+UserLimit = Annotated[int, _between(0, 99)]
+Bitrate = Annotated[int, _between(8000, 384000)]  # the ceiling of the channel's type: 30052, by the route
+Position = Annotated[int, _between(0, 2**31 - 1)]
+ChannelType = Annotated[int, _one_of(CREATABLE_CHANNEL_TYPES)]
+OverwriteType = Annotated[int, _one_of((0, 1))]  # 0 role, 1 member
+
+
+class Body(BaseModel):
+    # strict: a bool is not an int, "5" is not a number, 1 is not true (bitfields and ids convert themselves)
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+
+# -- roles -------------------------------------------------------------------------------------------
+
+
+class RoleBody(Body):
+    """`POST /guilds/{guild_id}/roles` and `PATCH /guilds/{guild_id}/roles/{role_id}`: every field optional."""
+
+    name: Name | None = None
+    permissions: Bitfield | None = None
+    color: Color | None = None
+    hoist: bool | None = None
+    mentionable: bool | None = None
+
+
+class RolePosition(Body):
+    """An item of `PATCH /guilds/{guild_id}/roles`."""
+
+    id: Snowflake
+    position: int | None = None
+
+
+ROLE_POSITIONS = TypeAdapter(list[RolePosition])
+
+
+# -- channels and overwrites -------------------------------------------------------------------------
+
+
+class OverwriteBody(Body):
+    """An item of a channel body's `permission_overwrites`; absent or null allow/deny mean "0"."""
+
+    id: Snowflake
+    type: OverwriteType | None = 0
+    allow: Bitfield | None = None
+    deny: Bitfield | None = None
+
+
+class PutOverwriteBody(Body):
+    """`PUT /channels/{channel_id}/permissions/{overwrite_id}`."""
+
+    type: OverwriteType
+    allow: Bitfield | None = None
+    deny: Bitfield | None = None
+
+
+class ChannelBody(Body):
+    """`PATCH /channels/{channel_id}`: a field sent replaces the channel's (`permission_overwrites` the whole list)."""
+
+    name: Name | None = None
+    type: ChannelType | None = None
+    topic: Topic | None = None
+    nsfw: bool | None = None
+    rate_limit_per_user: Slowmode | None = None
+    user_limit: UserLimit | None = None
+    bitrate: Bitrate | None = None
+    position: Position | None = None
+    parent_id: Snowflake | None = None
+    permission_overwrites: Annotated[list[OverwriteBody], MaxLen(MAX_BODY_OVERWRITES)] | None = None
+
+
+class CreateChannelBody(ChannelBody):
+    """`POST /guilds/{guild_id}/channels`: only `name` is required."""
+
+    name: Name
+
+
+class ChannelPosition(Body):
+    """An item of `PATCH /guilds/{guild_id}/channels`."""
+
+    id: Snowflake
+    position: int | None = None
+    parent_id: Snowflake | None = None
+    lock_permissions: bool | None = None
+
+
+CHANNEL_POSITIONS = TypeAdapter(list[ChannelPosition])

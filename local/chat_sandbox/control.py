@@ -1,0 +1,206 @@
+"""The sandbox's own API under `/_sandbox/` (not the platform's): settings, OAuth codes, reset, and views of
+its users and guilds for people and end-to-end tests. Errors come in the service's error body
+(`{"error": "Bad Request", "message": "...", "code": 400, "details": [...]}`). The README documents each endpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from local.chat_sandbox.access import permissions_of
+from local.chat_sandbox.bodies import Snowflake
+from local.chat_sandbox.payloads import sorted_channels, sorted_roles
+from local.chat_sandbox.protocol import ADMINISTRATOR, MANAGE_GUILD, Answer, render
+from svcconf.errors import ErrorBody, FieldError, field_path, reason_phrase
+
+if TYPE_CHECKING:
+    from local.chat_sandbox.state import SandboxState
+
+
+class ControlError(Exception):
+    def __init__(self, status: int, message: str, details: list[FieldError] | None = None):
+        self.status, self.message, self.details = status, message, details
+        super().__init__(message)
+
+
+class MintCode(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    user_id: Snowflake
+    redirect_uri: str | None = None
+    scope: str | None = None
+
+
+class Reset(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    config: bool = False  # restore the default settings too
+
+
+def _stats(state: SandboxState, data: dict[str, Any], params: dict[str, str]) -> tuple[int, Any]:
+    return 200, state.stats()
+
+
+def _log(state: SandboxState, data: dict[str, Any], params: dict[str, str]) -> tuple[int, Any]:
+    return 200, {"requests": state.request_log}
+
+
+def _configure(state: SandboxState, data: dict[str, Any], params: dict[str, str]) -> tuple[int, Any]:
+    return 200, _validated(lambda: state.configure(**data))
+
+
+def _mint_code(state: SandboxState, data: dict[str, Any], params: dict[str, str]) -> tuple[int, Any]:
+    body = _validated(lambda: MintCode.model_validate(data))
+    try:
+        return 201, {"code": state.mint_code(body.user_id, body.redirect_uri, body.scope)}
+    except KeyError:
+        message = "is not a user of the sandbox (GET /_sandbox/users lists them)"
+        raise ControlError(400, f"user_id: {message}.", [FieldError(field="user_id", message=message)]) from None
+
+
+def _reset(state: SandboxState, data: dict[str, Any], params: dict[str, str]) -> tuple[int, Any]:
+    state.reset(config=_validated(lambda: Reset.model_validate(data)).config)
+    return 204, None
+
+
+def _users(state: SandboxState, data: dict[str, Any], params: dict[str, str]) -> tuple[int, Any]:
+    """Every user of the fixture with the guilds they own or can manage (owner, ADMINISTRATOR or MANAGE_GUILD)."""
+    with state.lock:
+        users = [user for user in state.users.values() if user["id"] != state.bot["id"]]
+        return 200, {
+            "bot": {"id": state.bot["id"], "username": state.bot["username"]},
+            "users": [
+                {
+                    "id": user["id"],
+                    "username": user["username"],
+                    "global_name": user.get("global_name"),
+                    "email": user.get("email"),
+                    "manages": [
+                        {
+                            "id": guild["id"],
+                            "name": guild["name"],
+                            "owner": guild["owner_id"] == user["id"],
+                            "bot_present": state.bot["id"] in guild["members"],
+                        }
+                        for guild in sorted(state.guilds.values(), key=lambda guild: int(guild["id"]))
+                        if permissions_of(guild, user["id"]) & (ADMINISTRATOR | MANAGE_GUILD)
+                    ],
+                }
+                for user in sorted(users, key=lambda user: int(user["id"]))
+            ],
+        }
+
+
+def _guild(state: SandboxState, data: dict[str, Any], params: dict[str, str]) -> tuple[int, Any]:
+    """One guild's live state, whether or not the bot is in it."""
+    with state.lock:
+        guild = state.guilds.get(params["guild_id"])
+        if guild is None:
+            raise ControlError(404, f"No guild {params['guild_id']} in the sandbox.")
+        return 200, {
+            "id": guild["id"],
+            "name": guild["name"],
+            "owner_id": guild["owner_id"],
+            "features": list(guild.get("features", [])),
+            "bot_present": state.bot["id"] in guild["members"],
+            "members": [{"user_id": user_id, "roles": list(m["roles"])} for user_id, m in guild["members"].items()],
+            "roles": [
+                {
+                    "id": role["id"],
+                    "name": role["name"],
+                    "position": role["position"],
+                    "permissions": str(role.get("permissions", "0")),
+                    "color": role.get("color", 0),
+                    "hoist": role.get("hoist", False),
+                    "mentionable": role.get("mentionable", False),
+                    "managed": role.get("managed", False),
+                }
+                for role in sorted_roles(guild)
+            ],
+            "channels": [
+                {
+                    "id": channel["id"],
+                    "type": channel["type"],
+                    "name": channel["name"],
+                    "parent_id": channel.get("parent_id"),
+                    "position": channel.get("position", 0),
+                    "topic": channel.get("topic"),
+                    "nsfw": channel.get("nsfw", False),
+                    "rate_limit_per_user": channel.get("rate_limit_per_user", 0),
+                    "user_limit": channel.get("user_limit"),
+                    "bitrate": channel.get("bitrate"),
+                    "permission_overwrites": [dict(item) for item in channel.get("permission_overwrites", [])],
+                }
+                for channel in sorted_channels(guild)
+            ],
+        }
+
+
+Endpoint = Callable[["SandboxState", dict[str, Any], dict[str, str]], tuple[int, Any]]
+ENDPOINTS: list[tuple[str, re.Pattern[str], Endpoint]] = [
+    ("GET", re.compile(r"^/_sandbox/stats$"), _stats),
+    ("GET", re.compile(r"^/_sandbox/log$"), _log),
+    ("POST", re.compile(r"^/_sandbox/config$"), _configure),
+    ("POST", re.compile(r"^/_sandbox/oauth/codes$"), _mint_code),
+    ("POST", re.compile(r"^/_sandbox/reset$"), _reset),
+    ("GET", re.compile(r"^/_sandbox/users$"), _users),
+    ("GET", re.compile(r"^/_sandbox/guilds/(?P<guild_id>[^/]+)$"), _guild),
+]
+
+
+def handle(state: SandboxState, method: str, path: str, body: bytes) -> Answer:
+    allowed = []
+    for endpoint_method, pattern, endpoint in ENDPOINTS:
+        found = pattern.match(path)
+        if not found:
+            continue
+        allowed.append(endpoint_method)
+        if endpoint_method != method:
+            continue
+        try:
+            status, answer = endpoint(state, _json_object(body), found.groupdict())
+        except ControlError as refusal:
+            return _error(refusal.status, refusal.message, refusal.details)
+        return render(status, answer)
+    if allowed:
+        return _error(405, f"{path} answers {', '.join(allowed)} only.", headers={"Allow": ", ".join(allowed)})
+    return _error(404, f"No sandbox control endpoint {path} (see the README's sandbox section).")
+
+
+def _json_object(body: bytes) -> dict[str, Any]:
+    if not body:
+        return {}
+    try:
+        data = json.loads(body)
+    except ValueError:
+        raise ControlError(400, "The body is not valid JSON.", [_body_detail("is not valid JSON")]) from None
+    if not isinstance(data, dict):
+        raise ControlError(400, "The body must be a JSON object.", [_body_detail("must be a JSON object")])
+    return data
+
+
+def _body_detail(message: str) -> FieldError:
+    return FieldError(field="body", message=message)
+
+
+def _validated[T](build: Callable[[], T]) -> T:
+    """What `build` returns; its pydantic errors as a 400 naming each field."""
+    try:
+        return build()
+    except ValidationError as problems:
+        details = [
+            FieldError(field=field_path(tuple(problem["loc"])), message=problem["msg"])
+            for problem in problems.errors(include_url=False)
+        ]
+        summary = f"{details[0].field}: {details[0].message}" if len(details) == 1 else f"{len(details)} invalid fields"
+        raise ControlError(400, f"Invalid request: {summary}.", details) from None
+
+
+def _error(status: int, message: str, details: list[FieldError] | None = None, headers: dict[str, str] | None = None):
+    body = ErrorBody(error=reason_phrase(status), message=message, code=status, details=details)
+    return render(status, body.model_dump(exclude_none=True), headers)

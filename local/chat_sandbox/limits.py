@@ -1,0 +1,131 @@
+"""Rate limits the way the platform enforces them, and the faults the sandbox injects on purpose.
+
+Buckets are keyed by route, top-level resource (guild, channel) and caller, like the platform's; every
+answer carries `X-RateLimit-*` headers, so a client that reads them never needs a 429. Faults (random
+429s, global 429s, 5xx, an edge ban) come from a seeded RNG, so a seed and a request order repeat them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import time
+from collections import Counter, deque
+from dataclasses import dataclass
+from http.client import responses
+from typing import TYPE_CHECKING
+
+from local.chat_sandbox.protocol import Answer, Call, PlatformError, ceil_ms, render
+
+if TYPE_CHECKING:
+    from local.chat_sandbox.config import SandboxConfig
+
+
+def bucket_hash(route: str) -> str:
+    """The opaque bucket name of a route (like the platform's, it leaves out the resource id)."""
+    return hashlib.sha1(route.encode(), usedforsecurity=False).hexdigest()[:32]
+
+
+@dataclass
+class Bucket:
+    count: int = 0
+    window_start: float = 0.0
+
+
+class Throttle:
+    """Buckets, the per-caller global limit and fault injection, under the state's lock."""
+
+    def __init__(self, seed: int | None):
+        self.rng = random.Random(seed)
+        self.faults: Counter[str] = Counter()
+        self._buckets: dict[tuple[str, str, str], Bucket] = {}
+        self._recent: dict[str, deque[float]] = {}
+
+    def inject_fault(self, call: Call, config: SandboxConfig) -> tuple[str, Answer] | None:
+        """An injected failure for this request, or None to answer it normally."""
+        if config.blocked:
+            self.faults["blocked"] += 1
+            # Observed: an edge ban answers 429 with no rate-limit header (and often an HTML body).
+            return "blocked", render(429, "error code: 1015")
+        if config.fail_next > 0:
+            config.fail_next -= 1
+            return "5xx", self._server_error(config.fail_next_status)
+        draw = self.rng.random()
+        low, high = config.fault_retry_after
+        retry_after = round(self.rng.uniform(low, high), 3)
+        p5xx, pglobal = config.error_5xx_probability, config.global_429_probability
+        if draw < p5xx:
+            return "5xx", self._server_error(self.rng.choice(config.error_5xx_statuses))
+        if draw < p5xx + pglobal:
+            self.faults["global_429"] += 1
+            return "global_429", rate_limited(retry_after, is_global=True)
+        if draw < p5xx + pglobal + config.rate_limit_probability:
+            self.faults["rate_limit"] += 1
+            route = f"{call.method} {call.route}"
+            headers = bucket_headers(route, _limits(config, route)[0], 0, retry_after)
+            return "rate_limit", rate_limited(retry_after, is_global=False, headers=headers)
+        return None
+
+    def _server_error(self, status: int) -> Answer:
+        self.faults["5xx"] += 1
+        return render(status, {"message": f"{status}: {responses.get(status, 'Error')}", "code": 0})
+
+    def take(self, call: Call, config: SandboxConfig) -> dict[str, str]:
+        """Count the request against the global limit and its bucket: its rate-limit headers, or a 429."""
+        now = time.monotonic()
+        identity = call.caller.identity
+        if config.global_limit_per_second and identity != "client":
+            recent = self._recent.setdefault(identity, deque())
+            while recent and recent[0] <= now - 1.0:
+                recent.popleft()
+            if len(recent) >= config.global_limit_per_second:
+                self.faults["global_limit"] += 1
+                raise _as_error(rate_limited(ceil_ms(recent[0] + 1.0 - now), is_global=True))
+            recent.append(now)
+        route = f"{call.method} {call.route}"
+        limit, window = _limits(config, route)
+        bucket = self._buckets.setdefault((route, call.major, identity), Bucket(0, now))
+        if now >= bucket.window_start + window:
+            bucket.count, bucket.window_start = 0, now
+        reset_after = max(0.0, bucket.window_start + window - now)
+        if bucket.count >= limit:
+            self.faults["bucket_limit"] += 1
+            headers = bucket_headers(route, limit, 0, reset_after)
+            raise _as_error(rate_limited(ceil_ms(reset_after), is_global=False, headers=headers))
+        bucket.count += 1
+        return bucket_headers(route, limit, limit - bucket.count, reset_after)
+
+
+def _limits(config: SandboxConfig, route: str) -> tuple[int, float]:
+    custom = config.route_limits.get(route)
+    if custom:
+        return custom
+    return config.bucket_limit, config.bucket_window_seconds
+
+
+def bucket_headers(route: str, limit: int, remaining: int, reset_after: float) -> dict[str, str]:
+    reset_after = ceil_ms(reset_after)
+    return {
+        "X-RateLimit-Limit": str(limit),
+        "X-RateLimit-Remaining": str(remaining),
+        "X-RateLimit-Reset": f"{time.time() + reset_after:.3f}",
+        "X-RateLimit-Reset-After": f"{reset_after:.3f}",
+        "X-RateLimit-Bucket": bucket_hash(route),
+    }
+
+
+def rate_limited(retry_after: float, *, is_global: bool, headers: dict[str, str] | None = None) -> Answer:
+    headers = dict(headers or {})
+    headers["Retry-After"] = str(max(1, math.ceil(retry_after)))
+    headers["X-RateLimit-Scope"] = "global" if is_global else "user"
+    if is_global:
+        headers["X-RateLimit-Global"] = "true"
+    body = {"message": "You are being rate limited.", "retry_after": retry_after, "global": is_global}
+    return render(429, body, headers)
+
+
+def _as_error(answer: Answer) -> PlatformError:
+    status, headers, payload = answer
+    return PlatformError(status, json.loads(payload), headers)

@@ -1,0 +1,123 @@
+"""A guild and its roles: read, create, modify, delete and reorder, with the platform's hierarchy rules."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from local.chat_sandbox.access import (
+    bot_guild,
+    guild_role,
+    require,
+    require_below_bot,
+    require_grantable,
+    top_position,
+)
+from local.chat_sandbox.bodies import ROLE_POSITIONS, RoleBody, parse
+from local.chat_sandbox.payloads import guild_json, role_json, sorted_roles
+from local.chat_sandbox.protocol import MANAGE_ROLES, MAX_ROLES, Call, error, missing_permissions, truthy
+
+if TYPE_CHECKING:
+    from local.chat_sandbox.state import SandboxState
+
+Guild = dict[str, Any]
+
+
+def get_guild(state: SandboxState, call: Call) -> tuple[int, Any]:
+    guild = bot_guild(state, call.params["guild_id"])
+    return 200, guild_json(guild, with_counts=truthy(call.query.get("with_counts")))
+
+
+def list_roles(state: SandboxState, call: Call) -> tuple[int, Any]:
+    guild = bot_guild(state, call.params["guild_id"])
+    return 200, [role_json(role) for role in sorted_roles(guild)]
+
+
+def create_role(state: SandboxState, call: Call) -> tuple[int, Any]:
+    guild = bot_guild(state, call.params["guild_id"])
+    bot_permissions = require(state, guild, MANAGE_ROLES)
+    body = parse(call, RoleBody)
+    if len(guild["roles"]) >= MAX_ROLES:
+        raise error(400, 30005, f"Maximum number of server roles reached ({MAX_ROLES})")
+    everyone = int(guild["roles"][guild["id"]]["permissions"])
+    permissions = everyone if body.permissions is None else body.permissions  # a new role copies @everyone's
+    require_grantable(bot_permissions, permissions)
+    for role in guild["roles"].values():
+        if role["id"] != guild["id"]:
+            role["position"] += 1  # a new role appears just above @everyone [obs]
+    role = {
+        "id": state.next_id(),
+        "name": body.name or "new role",
+        "permissions": str(permissions),
+        "position": 1,
+        "color": body.color or 0,
+        "hoist": bool(body.hoist),
+        "mentionable": bool(body.mentionable),
+        "managed": False,
+    }
+    guild["roles"][role["id"]] = role
+    return 200, role_json(role)
+
+
+def _require_editable(state: SandboxState, guild: Guild, role: dict[str, Any]) -> None:
+    require_below_bot(state, guild, role["position"])
+    if role.get("managed"):
+        # Deleting a managed role (a bot's, an integration's, the boosters') answers 400 50028 [obs,
+        # discord-api-docs#2052]. The platform documents no rule for editing one; the sandbox refuses that
+        # the same way, stricter than the platform, so nothing that passes here relies on editing one.
+        raise error(400, 50028, "Invalid Role")
+
+
+def modify_role(state: SandboxState, call: Call) -> tuple[int, Any]:
+    guild = bot_guild(state, call.params["guild_id"])
+    bot_permissions = require(state, guild, MANAGE_ROLES)
+    role = guild_role(guild, call.params["role_id"])
+    body = parse(call, RoleBody)
+    _require_editable(state, guild, role)
+    changes = body.model_dump(exclude_none=True)  # null leaves a field as it is
+    if "permissions" in changes:
+        require_grantable(bot_permissions, changes["permissions"] & ~int(role["permissions"]))  # the bits added
+        changes["permissions"] = str(changes["permissions"])
+    role.update(changes)
+    return 200, role_json(role)
+
+
+def delete_role(state: SandboxState, call: Call) -> tuple[int, Any]:
+    guild = bot_guild(state, call.params["guild_id"])
+    require(state, guild, MANAGE_ROLES)
+    role = guild_role(guild, call.params["role_id"])
+    _require_editable(state, guild, role)
+    if role["id"] == guild["id"]:
+        raise error(400, 50028, "Invalid Role")  # @everyone cannot be deleted [obs]
+    del guild["roles"][role["id"]]
+    for member in guild["members"].values():
+        member["roles"] = [role_id for role_id in member["roles"] if role_id != role["id"]]
+    for channel in guild["channels"].values():
+        channel["permission_overwrites"] = [o for o in channel["permission_overwrites"] if o["id"] != role["id"]]
+    _renumber(guild, [r for r in sorted_roles(guild) if r["id"] != guild["id"]])
+    return 204, None
+
+
+def reorder_roles(state: SandboxState, call: Call) -> tuple[int, Any]:
+    guild = bot_guild(state, call.params["guild_id"])
+    require(state, guild, MANAGE_ROLES)
+    items = parse(call, ROLE_POSITIONS)
+    ceiling = top_position(guild, state.bot["id"])
+    for item in items:
+        role = guild_role(guild, item.id)
+        if item.position is None or role["id"] == guild["id"]:
+            continue
+        if role["position"] >= ceiling or item.position >= ceiling:
+            raise missing_permissions()  # only roles below the bot's highest role move, and only below it
+    moved = {item.id: item.position for item in items if item.position is not None and item.id != guild["id"]}
+    # Roles keep their relative order; each moved role is put at the position it asked for.
+    order = [role for role in sorted_roles(guild) if role["id"] != guild["id"] and role["id"] not in moved]
+    for role_id, position in sorted(moved.items(), key=lambda pair: (pair[1], int(pair[0]))):
+        order.insert(min(max(position, 1), len(order) + 1) - 1, guild["roles"][role_id])
+    _renumber(guild, order)
+    return 200, [role_json(role) for role in sorted_roles(guild)]
+
+
+def _renumber(guild: Guild, order: list[dict[str, Any]]) -> None:
+    """Contiguous positions, bottom to top: @everyone at 0, then `order` from 1."""
+    for position, role in enumerate(order, start=1):
+        role["position"] = position

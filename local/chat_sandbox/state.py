@@ -1,0 +1,136 @@
+"""The platform's state (loaded from the fixture), the sandbox's settings and its request log, behind one lock."""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from local.chat_sandbox import oauth
+from local.chat_sandbox.config import SandboxConfig
+from local.chat_sandbox.limits import Throttle
+from local.chat_sandbox.protocol import PLATFORM_EPOCH_MS
+
+DEFAULT_FIXTURE = Path(__file__).with_name("fixture.json")
+
+
+class SandboxState:
+    """Guilds, users, tokens and invites as the platform holds them; tests read and change them here."""
+
+    def __init__(self, fixture: dict[str, Any] | str | Path | None = None, **config: Any):
+        if fixture is None or isinstance(fixture, str | Path):
+            fixture = json.loads(Path(fixture or DEFAULT_FIXTURE).read_text(encoding="utf-8"))
+        self._fixture = copy.deepcopy(fixture)
+        self.lock = threading.RLock()
+        self.config = SandboxConfig().changed(config)
+        self._load(self._fixture)
+
+    # -- for tests and the control API ---------------------------------------------------------
+
+    def configure(self, **changes: Any) -> dict[str, Any]:
+        """Change settings (SandboxConfig's fields); an unknown name or a bad value raises ValueError."""
+        with self.lock:
+            self.config = self.config.changed(changes)
+            if "seed" in changes:
+                self.throttle.rng.seed(self.config.seed)
+            return self.config.model_dump()
+
+    def reset(self, *, config: bool = False) -> None:
+        """Reload the fixture, forget buckets and the log; with `config`, restore the default settings too."""
+        with self.lock:
+            if config:
+                self.config = SandboxConfig()
+            self._load(self._fixture)
+
+    @property
+    def request_log(self) -> list[dict[str, Any]]:
+        with self.lock:
+            return [dict(entry) for entry in self._log]
+
+    def requests(self, method: str | None = None, route: str | None = None) -> list[dict[str, Any]]:
+        """Logged platform requests, optionally of one method and route template."""
+        return [
+            entry
+            for entry in self.request_log
+            if (method is None or entry["method"] == method) and (route is None or entry["route"] == route)
+        ]
+
+    def clear_log(self) -> None:
+        with self.lock:
+            self._log.clear()
+            self.throttle.faults.clear()
+
+    def stats(self) -> dict[str, Any]:
+        with self.lock:
+            return {
+                "requests": len(self._log),
+                "by_status": dict(Counter(str(entry["status"]) for entry in self._log)),
+                "by_route": dict(Counter(f"{entry['method']} {entry['route']}" for entry in self._log)),
+                "faults": dict(self.throttle.faults),
+                "config": self.config.model_dump(mode="json"),
+            }
+
+    def mint_code(self, user_id: str, redirect_uri: str | None = None, scope: str | None = None) -> str:
+        """A fresh single-use OAuth code for a user, as if they had just approved the app."""
+        with self.lock:
+            return oauth.mint_code(self, user_id, redirect_uri, scope)
+
+    def guild(self, guild_id: str) -> dict[str, Any]:
+        """The live state of one guild (a copy), for tests to assert on."""
+        with self.lock:
+            return copy.deepcopy(self.guilds[guild_id])
+
+    # -- state ----------------------------------------------------------------------------------
+
+    @staticmethod
+    def now() -> float:
+        return time.time()
+
+    def next_id(self) -> str:
+        """A fresh snowflake: the current time in its high bits, always increasing."""
+        snowflake = (int(self.now() * 1000) - PLATFORM_EPOCH_MS) << 22
+        self._last_id = max(snowflake, self._last_id + 1)
+        return str(self._last_id)
+
+    def record(self, entry: dict[str, Any]) -> None:
+        with self.lock:
+            self._log.append(entry)
+            overflow = len(self._log) - self.config.log_limit
+            if overflow > 0:
+                del self._log[:overflow]
+
+    def _load(self, fixture: dict[str, Any]) -> None:
+        now = self.now()
+        self.application = dict(fixture["application"])
+        self.bot = dict(fixture["bot"])
+        self.users = {user["id"]: dict(user) for user in fixture.get("users", [])}
+        self.users[self.bot["id"]] = {**self.bot, "bot": True, "discriminator": "0", "email": None, "verified": True}
+        oauth.load_grants(self, fixture.get("oauth", {}), now)
+        self.guilds: dict[str, dict[str, Any]] = {}
+        self.channel_guild: dict[str, str] = {}
+        for raw in fixture.get("guilds", []):
+            guild = {key: value for key, value in raw.items() if key not in ("members", "roles", "channels")}
+            guild["members"] = {
+                member["user_id"]: {"roles": list(member.get("roles", [])), "joined_at": now - 86400, "nick": None}
+                for member in raw.get("members", [])
+            }
+            guild["roles"] = {role["id"]: dict(role) for role in raw.get("roles", [])}
+            guild["channels"] = {}
+            for channel in raw.get("channels", []):
+                guild["channels"][channel["id"]] = {**copy.deepcopy(channel), "guild_id": raw["id"]}
+                self.channel_guild[channel["id"]] = raw["id"]
+            self.guilds[raw["id"]] = guild
+        self.invites = {
+            invite["code"]: {
+                **invite,
+                "expires_at": None if invite.get("expires_in_seconds") is None else now + invite["expires_in_seconds"],
+            }
+            for invite in fixture.get("invites", [])
+        }
+        self.throttle = Throttle(self.config.seed)
+        self._log: list[dict[str, Any]] = []
+        self._last_id = 0

@@ -3,6 +3,7 @@
     python -m tests.integration.deploy_driver deploy <user> <guild_id> <config.json>
     python -m tests.integration.deploy_driver rollback <user> <guild_id>
     python -m tests.integration.deploy_driver work <remaining_ms>
+    python -m tests.integration.deploy_driver snapshot <backup_id>
 
 AWS is a moto server and the platform a sandbox, both named by the environment (AWS_ENDPOINT_URL,
 CHAT_API_BASE_URL, the template's variables). Each command prints one JSON line: what the function answered;
@@ -53,6 +54,13 @@ def rollback(user: str, guild_id: str) -> dict[str, Any]:
     return _call("deployToChat", body, bearer(user))
 
 
+def snapshot(backup_id: str) -> dict[str, Any]:
+    """A backup's data, fetched as the bot fetches it."""
+    answer = _call("manageBackup", {"action": "get", "backup_id": backup_id}, {"x-bot-token": os.environ["BOT_TOKEN"]})
+    assert answer["status"] == 200, answer
+    return answer["body"]["data"]["backup_data"]
+
+
 def work(remaining_ms: int) -> dict[str, Any]:
     sqs = boto3.client("sqs")
     queue_url = os.environ["DEPLOY_QUEUE_URL"]
@@ -76,6 +84,8 @@ def main(argv: list[str]) -> None:
         result = deploy(*arguments[:3], oauth_code=arguments[3])
     elif command == "rollback":
         result = rollback(*arguments)
+    elif command == "snapshot":
+        result = snapshot(*arguments)
     else:
         result = work(int(arguments[0]))
     print(json.dumps(result), flush=True)

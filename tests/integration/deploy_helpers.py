@@ -119,3 +119,31 @@ def live_roles(platform: Any, guild_id: str) -> dict[str, dict[str, Any]]:
 
 def live_channels(platform: Any, guild_id: str) -> dict[str, dict[str, Any]]:
     return {channel["name"]: channel for channel in platform.guild(guild_id)["channels"].values()}
+
+
+def structure(roles: list[dict[str, Any]], channels: list[dict[str, Any]]) -> dict[str, list[tuple[Any, ...]]]:
+    """A guild's roles and channels, every attribute a deploy or rollback touches, comparable across the
+    sandbox's control view and a snapshot in the backup store."""
+    return {
+        "roles": sorted(
+            (r["id"], r["name"], r["position"], str(r["permissions"]), r["color"], r["hoist"], r["mentionable"])
+            for r in roles
+        ),
+        "channels": sorted(
+            (
+                c["id"],
+                c["name"],
+                c["type"],
+                c.get("parent_id"),
+                c["position"],
+                c.get("topic") or None,
+                c.get("nsfw", False),
+                c.get("rate_limit_per_user") or 0,
+                c.get("user_limit"),
+                tuple(
+                    sorted((o["id"], o["type"], str(o["allow"]), str(o["deny"])) for o in c["permission_overwrites"])
+                ),
+            )
+            for c in channels
+        ),
+    }

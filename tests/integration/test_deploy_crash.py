@@ -18,21 +18,38 @@ from typing import Any
 
 import boto3
 import pytest
+import requests
 
 from local.aws import LocalAws, provision
 from local.chat_sandbox import DEFAULT_FIXTURE, SandboxServer, start_sandbox
 from local.template import LOCAL_REGION, load_template
 from tests.integration.conftest import BOT_TOKEN, CHAT_CLIENT_SECRET, JWT_SECRET, REDIRECT_URI
-from tests.integration.deploy_helpers import ALICE, DEMO
+from tests.integration.deploy_helpers import ALICE, DEMO, structure
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = "crash-user"
 KILL_AFTER_CREATES = 8
+KINDS = ("roles", "categories", "channels")
 IN_PROGRESS_SECONDS = 4  # the killed invocation's remaining time: its idempotency record expires with it
+WATCHES = [f"Watch {index:02d}" for index in range(10)]
 CONFIG = {
     "name": "Crash",
-    "roles": [{"name": f"Watch {index:02d}", "permissions": ["SEND_MESSAGES"]} for index in range(10)],
-    "categories": [{"name": "Quarters", "channels": [{"name": f"bunk-{index}"} for index in range(10)]}],
+    # The guild's Member role is listed last (it stands above the new roles: a reorder) and gains a permission.
+    "roles": [
+        *({"name": name, "permissions": ["SEND_MESSAGES"]} for name in WATCHES),
+        {"name": "Member", "permissions": ["SEND_MESSAGES"]},
+    ],
+    "categories": [
+        {"name": "Information", "channels": [{"name": "welcome", "topic": "Read the rules, then say hello"}]},
+        {
+            "name": "Quarters",
+            "overwrites": [
+                {"role": "@everyone", "deny": ["VIEW_CHANNEL"]},
+                {"role": "Watch 00", "allow": ["VIEW_CHANNEL"]},
+            ],
+            "channels": [{"name": f"bunk-{index}"} for index in range(10)],
+        },
+    ],
 }
 
 
@@ -60,11 +77,13 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         "CHAT_CLIENT_ID": sandbox.state.application["client_id"],
         "CHAT_REDIRECT_URIS": REDIRECT_URI,
         "SVC_DEPLOY_MARGIN_SECONDS": "1",
+        "BOT_TOKEN": BOT_TOKEN,
         "PYTHONPATH": os.pathsep.join([str(ROOT / "shared"), str(ROOT)]),
     }
     config_file = tmp_path_factory.mktemp("crash") / "config.json"
     config_file.write_text(json.dumps(CONFIG))
-    yield {"env": environment, "sandbox": sandbox, "moto": moto, "config": config_file}
+    root = base_url.removesuffix("/api/v10")
+    yield {"env": environment, "sandbox": sandbox, "sandbox_root": root, "moto": moto, "config": config_file}
     sandbox.shutdown()
     moto.stop()
 
@@ -94,7 +113,7 @@ def creates(world: dict[str, Any]) -> int:
     )
 
 
-def test_a_worker_killed_halfway_resumes_on_redelivery_without_creating_anything_twice(world):
+def test_a_worker_killed_halfway_resumes_on_redelivery_without_doing_anything_twice(world):
     state = world["sandbox"].state
     queued = finished(driver(world, "deploy", USER, DEMO, str(world["config"]), state.mint_code(ALICE)))
     assert queued["status"] == 202, queued
@@ -121,20 +140,42 @@ def test_a_worker_killed_halfway_resumes_on_redelivery_without_creating_anything
     names = Counter(role["name"] for role in guild["roles"].values()) + Counter(
         channel["name"] for channel in guild["channels"].values()
     )
-    expected = [*(role["name"] for role in CONFIG["roles"]), "Quarters", *(f"bunk-{i}" for i in range(10))]
+    expected = [*WATCHES, "Member", "Information", "welcome", "Quarters", *(f"bunk-{i}" for i in range(10))]
     assert {name: names[name] for name in expected} == dict.fromkeys(expected, 1)
-    assert created_before_the_kill < len(expected) < creates(world) + 1
     record = deployment(world)
     assert record["status"] == "succeeded"
-    # Every object counted once as created, also the one whose checkpoint the kill cut off.
-    created = {kind: record["steps"][kind]["created"] for kind in ("roles", "categories", "channels")}
-    assert created == {"roles": 10, "categories": 1, "channels": 10}
+    # Every object counted once, also the one whose checkpoint the kill may have cut off.
+    counts = {kind: (record["steps"][kind]["created"], record["steps"][kind]["updated"]) for kind in KINDS}
+    assert counts == {"roles": (10, 1), "categories": (1, 0), "channels": (10, 1)}
+    assert created_before_the_kill >= KILL_AFTER_CREATES
     assert len(record["journal_created"]) == 21
 
 
+def test_the_rollback_of_that_deploy_returns_the_guild_to_its_snapshot_exactly(world):
+    deployed = deployment(world)
+    assert deployed["status"] == "succeeded", "runs after the crash test"
+    snapshot = finished(driver(world, "snapshot", deployed["backup_id"]))
+    queued = finished(driver(world, "rollback", USER, DEMO))
+    assert queued["status"] == 202, queued
+
+    done = finished(driver(world, "work", "300000"))
+
+    assert done["answer"] == {"batchItemFailures": []}
+    rollback = deployment(world)
+    assert (rollback["kind"], rollback["status"]) == ("rollback", "succeeded")
+    deleted = {kind: rollback["steps"][kind]["deleted"] for kind in KINDS}
+    assert deleted == {"roles": 10, "categories": 1, "channels": 10}
+    live = requests.get(f"{world['sandbox_root']}/_sandbox/guilds/{DEMO}", timeout=30).json()
+    before = structure(snapshot["roles"], [*snapshot["categories"], *snapshot["channels"]])
+    assert structure(live["roles"], live["channels"]) == before
+
+
 def deployment(world: dict[str, Any]) -> dict[str, Any]:
+    """The user's newest deployment record, straight from the table."""
     table = boto3.resource("dynamodb", endpoint_url=world["moto"].url, region_name=LOCAL_REGION).Table(
         world["env"]["DEPLOYMENTS_TABLE_NAME"]
     )
-    items = table.query(KeyConditionExpression="pk = :pk", ExpressionAttributeValues={":pk": f"USER#{USER}"})["Items"]
-    return {key: value for key, value in items[-1].items() if key != "configuration"}
+    items = table.query(
+        KeyConditionExpression="pk = :pk", ExpressionAttributeValues={":pk": f"USER#{USER}"}, ScanIndexForward=False
+    )["Items"]
+    return {key: value for key, value in items[0].items() if key != "configuration"}

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import boto3
 import pytest
 
+from svcconf.chat import get_chat_client
 from tests.integration.conftest import bearer
 from tests.integration.deploy_helpers import DEMO, USER, DeployQueue, WorkerContext, deploy_body, link, live_roles
 
@@ -84,25 +85,19 @@ def test_a_worker_running_out_of_time_hands_the_rest_to_the_next_invocation(invo
 def test_a_platform_outage_midway_requeues_the_rest_and_the_deploy_still_completes(invoke, linked, aws):
     invoke("deployToChat", deploy_body(DEMO, CONFIG), headers=bearer(USER))
     queue = DeployQueue(aws)
-    linked.configure(fail_next=0)
-    original = linked.handle
-    calls = Counter()
+    roles_created = Counter()
 
-    def outage_after_five_roles(method, target, headers, body):
-        if method == "POST" and target.endswith("/roles"):
-            calls["roles"] += 1
-            if calls["roles"] == 6:
+    def outage_after_five_roles(response, *args, **kwargs):  # the worker's own client, watching its traffic
+        if response.request.method == "POST" and response.request.url.endswith("/roles"):
+            roles_created["roles"] += 1
+            if roles_created["roles"] == 5:
                 linked.configure(fail_next=4)  # the 6th role and its 3 retries answer 503
-        return original(method, target, headers, body)
 
-    linked.handle = outage_after_five_roles
-    try:
-        queue.drain()
-        paused = info(invoke)
-        time.sleep(1.2)  # the continuation waits out its delay
-        queue.drain()
-    finally:
-        linked.handle = original
+    get_chat_client().session.hooks["response"].append(outage_after_five_roles)
+    queue.drain()
+    paused = info(invoke)
+    time.sleep(1.2)  # the continuation waits out its delay
+    queue.drain()
 
     assert paused["status"] == "running"
     assert paused["steps"]["roles"]["created"] == 5

@@ -115,13 +115,12 @@ def _cap_problems(live: LiveGuild, plan: DeploymentPlan) -> Iterator[FieldError]
             )
 
 
-def _changes_overwrites(step: Step) -> bool:
-    # Creating a channel with overwrites needs MANAGE_CHANNELS only; changing them needs MANAGE_ROLES.
-    return isinstance(step, ChannelStep) and step.op == "update_channel" and bool(step.overwrites)
+def _sets_overwrites(step: Step) -> bool:
+    return isinstance(step, ChannelStep) and bool(step.overwrites)
 
 
 def _capability_problems(live: LiveGuild, plan: DeploymentPlan) -> Iterator[FieldError]:
-    needs_roles = [s for s in plan.steps if isinstance(s, RoleStep | ReorderRoles) or _changes_overwrites(s)]
+    needs_roles = [s for s in plan.steps if isinstance(s, RoleStep | ReorderRoles) or _sets_overwrites(s)]
     needs_channels = [step for step in plan.steps if isinstance(step, ChannelStep)]
     if needs_roles and not live.bot_permissions & MANAGE_ROLES:
         yield _problem(needs_roles[0].field, "the bot needs MANAGE_ROLES in this server to change roles and overwrites")

@@ -1,0 +1,97 @@
+"""The 40-role, 8-category, 120-channel deploy, end to end through `make run` against the sandbox.
+
+Printed: the platform requests of the request (its authorization and preflight reads) and of the worker, beside
+the minimum a deploy needs (one read of the guild's roles, channels and the bot's roles, one request per object
+created, one role reorder); and the worker's wall time beside the time the sandbox's creation rate limits
+allow (each creation route takes `limit` requests per `window` seconds; roles come before channels, which need
+them for their overwrites).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import requests
+
+from bench.service import local_service
+
+ALICE = "1191000000000000101"
+BUILD_GUILD = "1191000000000001005"
+REDIRECT_URI = "http://127.0.0.1:5173/auth/callback"
+ROLE_CREATE = "POST /guilds/{guild_id}/roles"
+CHANNEL_CREATE = "POST /guilds/{guild_id}/channels"
+MINIMUM_READS = 3  # the guild with its roles, its channels, the bot's member
+
+
+def _ideal_seconds(count: int, limit: int, window: float) -> float:
+    """The earliest the last of `count` requests can go out when `limit` go per `window`."""
+    return ((count - 1) // limit) * window if count else 0.0
+
+
+def _deploy(state: dict[str, Any], config: dict[str, Any]) -> tuple[float, float, dict[str, Any]]:
+    bearer = {"Authorization": f"Bearer {state['user_token']}"}
+    url = f"{state['base_url']}/functions/deployToChat"
+    body = {
+        "action": "deploy",
+        "guild_id": BUILD_GUILD,
+        "project_id": "bench",
+        "project_name": "Bench",
+        "config": config,
+    }
+    started = time.time()
+    queued = requests.post(url, json=body, headers=bearer, timeout=60)
+    assert queued.status_code == 202, queued.text
+    accepted = time.time()
+    while True:
+        info = requests.post(url, json={"action": "info", "project_id": "bench"}, headers=bearer, timeout=60).json()
+        if info["status"] in ("succeeded", "partial", "failed"):
+            return started, accepted, info
+        time.sleep(0.2)
+
+
+def run() -> None:
+    from local.samples import large_community
+
+    print("\nDeploy of 40 roles, 8 categories, 120 channels through make run (starting the runner) ...", flush=True)
+    config = large_community(roles=40, categories=8, channels=120)
+    with local_service() as state:
+        sandbox = state["chat_api_base_url"].removesuffix("/api/v10")
+        code = requests.post(f"{sandbox}/_sandbox/oauth/codes", json={"user_id": ALICE}, timeout=30).json()["code"]
+        signed_in = requests.post(
+            f"{state['base_url']}/functions/chatAuth",
+            json={"code": code, "redirect_uri": REDIRECT_URI},
+            headers={"Authorization": f"Bearer {state['user_token']}"},
+            timeout=60,
+        )
+        assert signed_in.status_code == 200, signed_in.text
+        limits = requests.get(f"{sandbox}/_sandbox/stats", timeout=30).json()["config"]["route_limits"]
+        before = len(requests.get(f"{sandbox}/_sandbox/log", timeout=30).json()["requests"])
+        started, accepted, info = _deploy(state, config)
+        log = requests.get(f"{sandbox}/_sandbox/log", timeout=30).json()["requests"][before:]
+    request_side = [entry for entry in log if entry["time"] < accepted]
+    worker = [entry for entry in log if entry["time"] >= accepted]
+    routes = [f"{entry['method']} {entry['route']}" for entry in worker]
+    roles, channels = routes.count(ROLE_CREATE), routes.count(CHANNEL_CREATE)
+    rate_limited = sum(1 for entry in worker if entry["status"] == 429)
+    minimum = MINIMUM_READS + 40 + 8 + 120 + 1
+    role_limit, channel_limit = limits.get(ROLE_CREATE, [0, 0]), limits.get(CHANNEL_CREATE, [0, 0])
+    ideal = _ideal_seconds(roles, *role_limit) + _ideal_seconds(channels, *channel_limit)
+    span = worker[-1]["time"] - worker[0]["time"] if worker else 0.0
+    print(f"  status {info['status']}: {info['generation']['result']}")
+    print(f"  platform requests of the request (authorization, preflight reads): {len(request_side)}")
+    print(
+        f"  platform requests of the worker: {len(worker)} ({routes.count('GET /guilds/{guild_id}')} guild,"
+        f" {sum(1 for r in routes if r.startswith('GET'))} reads in all, {roles} role and {channels} channel"
+        f" creations, {routes.count('PATCH /guilds/{guild_id}/roles')} reorder, {rate_limited} answered 429)"
+    )
+    total = len(request_side) + len(worker)
+    print(f"  all platform requests: {total}  minimum (3 reads + 168 creations + 1 reorder): {minimum}")
+    print(f"  over the minimum: {total - minimum:+d} in all, {len(worker) - minimum:+d} for the worker")
+    print(f"  worker wall time, first to last request: {span:.1f} s")
+    if ideal:
+        print(
+            f"  the creation limits ({role_limit[0]} roles, {channel_limit[0]} channels per {role_limit[1]:g} s)"
+            f" allow {ideal:.1f} s: {span / ideal:.2f}x"
+        )
+    print(f"  from the request to the finished status seen by polling: {time.time() - started:.1f} s")

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from bench import chat_rate_limits, config_lint, init_time
+from bench import chat_rate_limits, config_lint, deploy, init_time
 
 if __name__ == "__main__":
     init_time.run()
     chat_rate_limits.run()
     config_lint.run()
+    deploy.run()

@@ -12,6 +12,7 @@ import requests
 
 from local.samples import large_community
 from svcconf.config import to_bitfield
+from tests.integration.deploy_helpers import structure
 
 if TYPE_CHECKING:
     from tests.e2e.conftest import LocalService
@@ -69,6 +70,15 @@ class Deployer:
 
     def guild(self) -> dict[str, Any]:
         return requests.get(f"{self.sandbox}/_sandbox/guilds/{BUILD_GUILD}", timeout=30).json()
+
+    def backup(self, backup_id: str) -> dict[str, Any]:
+        """A backup's data, as the bot fetches it."""
+        bot = {"x-bot-token": self.service.state["bot_token"]}
+        fetched = requests.post(
+            self.service.url("manageBackup"), json={"action": "get", "backup_id": backup_id}, headers=bot, timeout=60
+        )
+        assert fetched.status_code == 200, fetched.text
+        return fetched.json()["data"]["backup_data"]
 
     def log_size(self) -> int:
         return len(self.log())
@@ -131,7 +141,7 @@ def assert_guild_holds(guild: dict[str, Any], config: dict[str, Any]) -> None:
             assert live["parent_id"] == live_category["id"]
             assert live["type"] == (0 if channel["type"] == "text" else 2)
             assert live.get("topic") == channel.get("topic")
-            assert live.get("user_limit", 0) == channel.get("user_limit", 0)
+            assert (live.get("user_limit") or 0) == channel.get("user_limit", 0)
             own = channel.get("overwrites", [])
             assert overwrites_of(live, role_ids) == expected_overwrites(category["overwrites"], own)
 
@@ -177,4 +187,10 @@ def test_a_large_configuration_deploys_converges_updates_only_what_changed_and_r
     rolled_back = deployer.rollback()
     assert rolled_back["status"] == "succeeded", rolled_back
     assert rolled_back["kind"] == "rollback"
-    assert_guild_holds(deployer.guild(), config)
+    assert (rolled_back["steps"]["roles"]["updated"], rolled_back["steps"]["channels"]["updated"]) == (3, 2)
+    snapshot = deployer.backup(rolled_back["backup_id"])
+    live = deployer.guild()
+    assert structure(live["roles"], live["channels"]) == structure(
+        snapshot["roles"], [*snapshot["categories"], *snapshot["channels"]]
+    )
+    assert_guild_holds(live, config)

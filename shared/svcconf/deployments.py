@@ -13,6 +13,7 @@ import math
 import secrets
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 from urllib.parse import urlencode
 
 from pydantic import BaseModel, Field
@@ -24,11 +25,11 @@ from svcconf.chat_accounts import managed_guild
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig, to_bitfield
 from svcconf.config.lint import LintWarning, lint_config
-from svcconf.deploy.apply import DeploymentAborted, DeploymentInterrupted, PlanApplier, StepOutcome
+from svcconf.deploy.apply import DeploymentAborted, DeploymentInterrupted, PlanApplier, StepOutcome, UpdatedObject
 from svcconf.deploy.live import LiveGuild, read_live_guild
 from svcconf.deploy.plan import DeploymentPlan, PlanItem, plan_deployment
 from svcconf.deploy.preflight import preflight_problems
-from svcconf.deploy.rollback import GuildSnapshot, plan_rollback
+from svcconf.deploy.rollback import GuildSnapshot, channel_state, plan_rollback, role_state
 from svcconf.errors import Conflict, NotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
@@ -177,25 +178,18 @@ def dry_run(user: BearerUser, guild_id: str, config: ServerConfig) -> DryRun:
 
 def deploy(user: BearerUser, guild_id: str, project_id: str, project_name: str, config: ServerConfig) -> DeploymentView:
     chat_user_id, live, plan = _checked_plan(user, guild_id, config)
-    now = utc_now()
-    record = DeploymentRecord(
-        deployment_id=new_deployment_id(),
-        kind="deploy",
-        user_id=user.sub,
-        chat_user_id=chat_user_id,
-        project_id=project_id,
-        project_name=project_name,
-        guild_id=guild_id,
-        guild_name=live.name,
-        bot_role_ids=live.bot_role_ids,
-        status="queued",
+    record = _new_record(
+        "deploy",
+        user,
+        chat_user_id,
+        project_id,
+        project_name,
+        live,
         steps=planned_steps(plan),
         # What the user stated, not the schema's defaults: an omitted attribute must stay omitted.
         configuration=config.model_dump(mode="json", exclude_unset=True),
-        created_at=now,
-        updated_at=now,
     )
-    _queue(record, now, mint_for=config)
+    _queue(record, mint_for=config)
     metrics.add_metric(name="DeploymentQueued", unit="Count", value=1)
     return view(record)
 
@@ -206,37 +200,58 @@ def rollback(user: BearerUser, project_id: str, guild_id: str) -> DeploymentView
     if target is None or not target.finished or target.rolled_back_by or not target.backup_id:
         raise NoDeployment("Nothing to roll back: no finished, not yet rolled back deployment of this project here.")
     live = _live_guild(guild_id, None)
-    now = utc_now()
-    record = DeploymentRecord(
-        deployment_id=new_deployment_id(),
-        kind="rollback",
-        user_id=user.sub,
-        chat_user_id=chat_user_id,
-        project_id=project_id,
-        project_name=target.project_name,
-        guild_id=guild_id,
-        guild_name=live.name,
-        bot_role_ids=live.bot_role_ids,
-        status="queued",
+    record = _new_record(
+        "rollback",
+        user,
+        chat_user_id,
+        project_id,
+        target.project_name,
+        live,
         backup_id=target.backup_id,
         rollback_of=target.deployment_id,
-        created_at=now,
-        updated_at=now,
     )
-    _queue(record, now)
+    _queue(record)
     metrics.add_metric(name="RollbackQueued", unit="Count", value=1)
     return view(record)
 
 
-def _queue(record: DeploymentRecord, now: datetime, *, mint_for: ServerConfig | None = None) -> None:
+def _new_record(
+    kind: DeploymentKind,
+    user: BearerUser,
+    chat_user_id: str,
+    project_id: str,
+    project_name: str,
+    live: LiveGuild,
+    **details: Any,
+) -> DeploymentRecord:
+    now = utc_now()
+    return DeploymentRecord(
+        deployment_id=new_deployment_id(),
+        kind=kind,
+        user_id=user.sub,
+        chat_user_id=chat_user_id,
+        project_id=project_id,
+        project_name=project_name,
+        guild_id=live.id,
+        guild_name=live.name,
+        bot_role_ids=live.bot_role_ids,
+        status="queued",
+        created_at=now,
+        updated_at=now,
+        **details,
+    )
+
+
+def _queue(record: DeploymentRecord, *, mint_for: ServerConfig | None = None) -> None:
     """Takes the guild's lock with the queued record, mints the project's code for a deploy, sends the job."""
     settings = get_settings()
     if not settings.deploy_queue_url:
         logger.error("the deploy queue is not configured (DEPLOY_QUEUE_URL)")
         raise ServiceUnavailable("Deployments are not configured.")
     repository = _repository()
+    now = int(record.created_at.timestamp())
     try:
-        repository.start(record, lock_expiration=int(now.timestamp()) + LOCK_SECONDS, now=int(now.timestamp()))
+        repository.start(record, lock_expiration=now + LOCK_SECONDS, now=now)
     except GuildBusy as busy:
         raise GuildIsBusy() from busy
     try:
@@ -319,7 +334,7 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
         plan, target = _worker_plan(repository, record, live)
         repository.mark_running(record, steps=None if record.counted else planned_steps(plan), now=utc_now())
         if record.counted and record.kind == "deploy":
-            _adopt_unrecorded(repository, record, plan)
+            _adopt_unrecorded(repository, record, live, plan)
         applier = PlanApplier(
             get_chat_client(), record.guild_id, plan, audit_reason=f"svc {record.kind} {record.deployment_id}"
         )
@@ -374,28 +389,33 @@ def _worker_plan(
     return plan_rollback(live, snapshot, target.journal_created, updated), target
 
 
-def _adopt_unrecorded(repository: DeploymentRepository, record: DeploymentRecord, plan: DeploymentPlan) -> None:
-    """A run killed between a platform write and its checkpoint left one object the journal does not know: it
-    is in the guild now, matched by the plan, and was not in the snapshot taken before the first write."""
+def _adopt_unrecorded(
+    repository: DeploymentRepository, record: DeploymentRecord, live: LiveGuild, plan: DeploymentPlan
+) -> None:
+    """A run killed between a platform write and its checkpoint left one object its journal does not know. The
+    snapshot taken before the first write tells: an object the plan matches that was not there was created;
+    one that was there with other attributes was updated."""
     before = GuildSnapshot.from_backup_data(backups.get_backup(record.backup_id or "").backup_data)
-    known = {role.id for role in before.roles} | {channel.id for channel in before.channels}
-    adopted = {
-        item.key: plan.ids[item.key]
-        for item in plan.items
-        if item.action == "keep"
-        and item.key in plan.ids
-        and plan.ids[item.key] not in known
-        and item.key not in record.journal_created
-    }
-    if not adopted:
-        return
-    outcome = StepOutcome(key="adopted", created=adopted)
+    states_before = {r.id: role_state(r) for r in before.roles} | {c.id: channel_state(c) for c in before.channels}
+    states_now = {r.id: role_state(r) for r in live.roles} | {c.id: channel_state(c) for c in live.channels}
+    outcome = StepOutcome(key="adopted")
     for item in plan.items:
-        if item.key in adopted or (item.kind == "overwrite" and item.owner in adopted):
+        object_id = plan.ids.get(item.key)
+        if item.action != "keep" or item.kind == "overwrite" or object_id is None:
+            continue
+        if object_id not in states_before:
+            if item.key in record.journal_created:
+                continue
+            outcome.created[item.key] = object_id
             outcome.count(item.kind, "created")
-    logger.info("objects created by a run that was cut short", extra={"adopted": sorted(adopted)})
-    repository.record_progress(record, _progress(outcome), utc_now())
-    record.journal_created |= adopted
+            owned = sum(1 for other in plan.items if other.kind == "overwrite" and other.owner == item.key)
+            outcome.count("overwrite", "created", owned)
+        elif item.key not in record.journal_updated and states_before[object_id] != states_now[object_id]:
+            outcome.updated[item.key] = UpdatedObject(id=object_id, kind=item.kind, previous={})
+            outcome.count(item.kind, "updated")
+    if outcome.created or outcome.updated:
+        logger.info("objects changed by a run that was cut short", extra={"objects": sorted(outcome.created)})
+        repository.record_progress(record, _progress(outcome), utc_now())
 
 
 def _progress(outcome: StepOutcome) -> Progress:

@@ -11,6 +11,8 @@ import boto3
 import pytest
 
 from svcconf.chat import get_chat_client
+from svcconf.settings import get_settings
+from svcconf.store.deployments import DeploymentRepository
 from tests.integration.conftest import bearer
 from tests.integration.deploy_helpers import DEMO, USER, DeployQueue, WorkerContext, deploy_body, link, live_roles
 
@@ -165,3 +167,46 @@ def test_an_unexpected_failure_on_the_last_delivery_fails_the_deployment_and_fre
     assert "failed unexpectedly" in done["generation"]["error"]
     again = invoke("deployToChat", deploy_body(DEMO, CONFIG, dry_run=False), headers=bearer(USER))
     assert again.status == 202, "the guild's lock was released"
+
+
+class Killed(BaseException):
+    """What a killed process looks like from inside: nothing after it runs, no except Exception catches it."""
+
+
+def test_an_object_created_just_before_a_kill_is_found_in_the_journal_after_the_resume(
+    invoke, linked, aws, monkeypatch
+):
+    # Given a worker killed right after the platform created its 3rd role, before that role's checkpoint
+    monkeypatch.setenv("SVC_DEPLOY_MARGIN_SECONDS", "0.5")
+    get_settings.cache_clear()
+    invoke("deployToChat", deploy_body(DEMO, CONFIG), headers=bearer(USER))
+    queue = DeployQueue(aws)
+    (message,) = queue.receive()
+    event = {"Records": [queue.record(message)]}
+    roles = Counter()
+
+    def killed_after_three_roles(response, *args, **kwargs):
+        if response.request.method == "POST" and response.request.url.endswith("/roles"):
+            roles["created"] += 1
+            if roles["created"] == 3:
+                raise Killed
+
+    get_chat_client().session.hooks["response"].append(killed_after_three_roles)
+    with pytest.raises(Killed):
+        queue.handler()(event, WorkerContext(remaining_ms=1500))
+    get_chat_client().session.hooks["response"].clear()
+    checkpointed = info(invoke)["steps"]["roles"]["created"]
+
+    # When the message comes again, once the killed invocation's time is over
+    time.sleep(1.6)
+    resumed = queue.handler()(event, WorkerContext())
+
+    # Then the third role was not created twice, and it is counted and journalled as this deployment's
+    assert resumed == {"batchItemFailures": []}
+    assert checkpointed == 2
+    assert_deployed_once(linked)
+    done = info(invoke)
+    assert done["status"] == "succeeded"
+    assert done["steps"]["roles"]["created"] == 12
+    record = DeploymentRepository(get_settings().deployments_table).newest(USER, "proj-1")
+    assert len([key for key in record.journal_created if key.startswith("role:")]) == 12

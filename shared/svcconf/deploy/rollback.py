@@ -65,7 +65,7 @@ class GuildSnapshot(BaseModel):
         )
 
 
-def _role_state(role: Role) -> dict[str, Any]:
+def role_state(role: Role) -> dict[str, Any]:
     return {
         "permissions": str(int(role.permissions)),
         "color": role.color,
@@ -78,7 +78,7 @@ def _overwrites(channel: Channel) -> list[dict[str, Any]]:
     return sorted((o.model_dump() for o in channel.permission_overwrites), key=lambda o: (o["type"], o["id"]))
 
 
-def _channel_state(channel: Channel) -> dict[str, Any]:
+def channel_state(channel: Channel) -> dict[str, Any]:
     state: dict[str, Any] = {"permission_overwrites": _overwrites(channel)}
     if not channel.is_category:
         state |= {
@@ -143,11 +143,11 @@ def _differences(current: dict[str, Any], before: dict[str, Any]) -> dict[str, A
 
 
 def _restore_role(items: list[PlanItem], steps: list[Step], key: str, now: Role, before: Role) -> None:
-    payload = _differences(_role_state(now), _role_state(before))
+    payload = _differences(role_state(now), role_state(before))
     action = "update" if payload else "keep"
     items.append(PlanItem(kind="role", name=before.name, action=action, field="", key=key))
     if payload:
-        previous = {name: _role_state(now)[name] for name in payload}
+        previous = {name: role_state(now)[name] for name in payload}
         steps.append(
             RoleStep(
                 op="update_role",
@@ -163,7 +163,7 @@ def _restore_role(items: list[PlanItem], steps: list[Step], key: str, now: Role,
 
 def _restore_channel(items: list[PlanItem], steps: list[Step], key: str, now: Channel, before: Channel) -> None:
     kind: Kind = "category" if before.is_category else "channel"
-    payload = _differences(_channel_state(now), _channel_state(before))
+    payload = _differences(channel_state(now), channel_state(before))
     name = before.name or before.id
     items.append(PlanItem(kind=kind, name=name, action="update" if payload else "keep", field="", key=key))
     if payload:

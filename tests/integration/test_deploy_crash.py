@@ -1,4 +1,5 @@
-"""A deploy worker killed halfway, its message delivered again: no object twice, the deployment succeeded.
+"""A deploy worker killed halfway, its message delivered again: no object twice, the deployment succeeded;
+then a rollback of that deploy returns the guild to its snapshot exactly.
 
 Real processes: the worker runs in a child process that the test kills with SIGKILL once the platform has
 created some objects; AWS is a moto server and the platform the sandbox, both shared with the children.

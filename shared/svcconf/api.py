@@ -26,6 +26,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
 
+from svcconf import budget
 from svcconf.errors import (
     BadRequest,
     ErrorBody,
@@ -266,6 +267,7 @@ def lambda_entry_point(app: OperationResolver) -> Callable[[dict, Any], dict]:
     @metrics.log_metrics(capture_cold_start_metric=True)
     @tracer.capture_lambda_handler(capture_response=False)
     def lambda_handler(event: dict, context: Any) -> dict:
+        budget.start(context)
         return app.resolve(event, context)
 
     return lambda_handler

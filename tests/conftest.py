@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import moto  # noqa: F401 - must come first: clients built before this import would reach real AWS
+import pytest
 
 # A test run never reaches AWS or a configured developer account.
 for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_SESSION_TOKEN"):
@@ -18,3 +19,13 @@ os.environ.update(
     POWERTOOLS_TRACE_DISABLED="true",
     POWERTOOLS_LOG_LEVEL="INFO",
 )
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_time_budget():
+    """A handler invoked by an earlier test leaves its invocation's budget behind in this thread: clear it."""
+    from svcconf import budget
+
+    budget.stop()
+    yield
+    budget.stop()

@@ -32,3 +32,8 @@ def clip(seconds: float, margin: float = ANSWER_MARGIN_SECONDS) -> float:
     """`seconds`, or less if the invocation ends sooner (never below zero): what a call may still wait."""
     left = seconds_left()
     return seconds if left is None else max(0.0, min(seconds, left - margin))
+
+
+def stop() -> None:
+    """End the invocation's budget: what runs next in this context (a test, a script) has none."""
+    _deadline.set(None)

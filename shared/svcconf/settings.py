@@ -72,8 +72,10 @@ class Settings(BaseModel):
     chat_invite_hosts: CsvList = Field(
         default_factory=lambda: ["discord.gg", "discord.com", "discordapp.com"], alias="CHAT_INVITE_HOSTS"
     )
-    chat_timeout_seconds: float = Field(10.0, gt=0, alias="CHAT_TIMEOUT_SECONDS")
-    chat_max_wait_seconds: float = Field(20.0, ge=0, alias="CHAT_MAX_WAIT_SECONDS")
+    # One request's timeout, and one call's whole time (requests, rate-limit waits, retries). Both are clipped to
+    # the invocation's time left (svcconf.budget); the defaults alone already end a call inside a 15 s function.
+    chat_timeout_seconds: float = Field(5.0, gt=0, alias="CHAT_TIMEOUT_SECONDS")
+    chat_max_wait_seconds: float = Field(10.0, ge=0, alias="CHAT_MAX_WAIT_SECONDS")
     kms_key_id: str | None = Field(None, alias="CHAT_TOKENS_KMS_KEY_ID")
 
     # CORS for the web app

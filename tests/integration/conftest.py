@@ -132,6 +132,7 @@ def invoke(aws: ProvisionedResources) -> Callable[..., ApiResponse]:
         method: str = "POST",
         path: str | None = None,
         base64_encoded: bool = False,
+        context: Any = None,
     ) -> ApiResponse:
         event = copy.deepcopy(load_event(operation))
         if body is not None:
@@ -145,7 +146,7 @@ def invoke(aws: ProvisionedResources) -> Callable[..., ApiResponse]:
         if path:
             event["path"] = event["resource"] = event["requestContext"]["resourcePath"] = path
         handler = importlib.import_module(f"functions.{operation}.app").lambda_handler
-        raw = handler(event, LambdaContext())
+        raw = handler(event, context or LambdaContext())
         headers_out = {key.lower(): values[-1] for key, values in (raw.get("multiValueHeaders") or {}).items()}
         headers_out |= {key.lower(): value for key, value in (raw.get("headers") or {}).items()}
         return ApiResponse(raw["statusCode"], headers_out, json.loads(raw["body"]) if raw.get("body") else {})

@@ -32,3 +32,10 @@ def test_a_call_is_clipped_to_the_time_left_less_the_margin_to_answer() -> None:
 def test_a_spent_budget_leaves_no_time_rather_than_a_negative_one() -> None:
     budget.start(Context(remaining_millis=500))
     assert budget.clip(10.0) == 0.0
+
+
+def test_a_stopped_budget_no_longer_clips() -> None:
+    budget.start(Context(remaining_millis=500))
+    budget.stop()
+    assert budget.seconds_left() is None
+    assert budget.clip(10.0) == 10.0

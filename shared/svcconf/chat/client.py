@@ -4,8 +4,11 @@ One `ChatClient` is meant to live as long as the Lambda container (`get_chat_cli
 connection pool and its learned rate-limit buckets carry over between invocations.
 
 Every call goes through `_send`, which:
-- waits for the route's bucket and the global limit (`RateLimiter`), never past the call's wait cap
-  (`chat_max_wait_seconds`): past it, `ChatRateLimited`;
+- gives itself until a deadline: `chat_max_wait_seconds` from its start, clipped to the invocation's time left
+  less a margin (`svcconf.budget`), so a call ends before the Lambda does; each request's timeout is clipped
+  to that deadline too, and a call with no time left is a `ChatTimeout` without a request;
+- waits for the route's bucket and the global limit (`RateLimiter`), never past the deadline: past it,
+  `ChatRateLimited`;
 - retries a 429 after the wait it names (never a 429 without rate-limit headers: `ChatBlocked`);
 - retries 500/502/503/504 and connection failures a bounded number of times with exponential
   backoff and jitter: then `ChatUnavailable` / `ChatTimeout`. A POST (create role, create channel,
@@ -33,6 +36,7 @@ from urllib.parse import quote, quote_plus
 import requests
 from requests.adapters import HTTPAdapter
 
+from svcconf import budget
 from svcconf.chat.errors import (
     ERRORS_BY_CODE,
     ChatApiError,
@@ -66,6 +70,8 @@ USER_AGENT = f"DiscordBot ({PROJECT_URL}, {CLIENT_VERSION})"
 
 RETRY_STATUSES = frozenset({500, 502, 503, 504})
 POST_RETRY_STATUSES = frozenset({502, 503})  # the request was not applied
+# Below this a request cannot get an answer back (a TLS handshake alone takes longer): give up instead.
+MIN_REQUEST_SECONDS = 0.05
 PAGE_SIZE = 200  # `GET /users/@me/guilds` returns at most 200 guilds per page
 MAX_AUDIT_REASON = 512
 BITFIELD_KEYS = ("permissions", "allow", "deny")
@@ -425,7 +431,8 @@ class ChatClient:
         if reason:
             headers["X-Audit-Log-Reason"] = quote(reason[:MAX_AUDIT_REASON], safe="")
         body = json.dumps(json_body, separators=(",", ":")) if json_body is not None else None
-        deadline = self._clock() + self.max_wait
+        allowed = budget.clip(self.max_wait)  # the invocation's time left, less the margin to answer
+        deadline = self._clock() + allowed
         failures = 0
         rate_limited = 0
         while True:
@@ -434,13 +441,19 @@ class ChatClient:
             except RateLimitWaitTooLong as exc:
                 raise ChatRateLimited(
                     f"The chat platform's {exc.reason} rate limit on {route.name} needs {exc.wait:.1f}s, "
-                    f"more than the {self.max_wait:g}s a call may wait.",
+                    f"more than the {allowed:.1f}s this call may still wait.",
                     retry_after=exc.wait,
                     route=route.name,
                 ) from None
             if waited:
                 logger.debug("waited %.3fs for the chat platform's rate limit on %s", waited, route.name)
             started = self._clock()
+            timeout = min(self.timeout, deadline - started)
+            if timeout < MIN_REQUEST_SECONDS:
+                raise ChatTimeout(
+                    f"No time was left in this invocation for {route.name} after {failures} attempt(s).",
+                    route=route.name,
+                )
             try:
                 response = self.session.request(
                     route.method,
@@ -448,7 +461,7 @@ class ChatClient:
                     params=params,
                     data=body if body is not None else form,
                     headers=headers,
-                    timeout=self.timeout,
+                    timeout=timeout,
                 )
             except requests.RequestException as exc:
                 failures += 1

@@ -1,4 +1,9 @@
-"""Backups table: per guild, a small summary item (listed) and a compressed data item (fetched on demand)."""
+"""Backups table: per guild, a small summary item (listed) and a compressed data item (fetched on demand).
+
+Every read is a strongly consistent read of the base table, so a backup is found the moment its write returns:
+the bot fetches by `backup_id` alone through a locator item (partition `BACKUP_ID#<id>`, written in the same
+transaction) rather than through a global secondary index, which is only eventually consistent.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +17,12 @@ from svcconf.store.dynamo import table
 
 SUMMARY_PREFIX = "BACKUP#"
 DATA_PREFIX = "DATA#"
-BACKUP_ID_INDEX = "ByBackupId"
+LOCATOR_PREFIX = "BACKUP_ID#"  # a partition of its own per backup id: the table's hash key holds it
+LOCATOR_SK = "LOCATOR"
 MAX_ITEM_BYTES = 400 * 1024  # DynamoDB's item limit, attribute names and keys included
+# DynamoDB's words for an item over that limit (PutItem, TransactWriteItems; UpdateItem says "Item size to
+# update has exceeded ..."). Other ValidationExceptions (a key too long, an empty key) are bugs, not a 413.
+ITEM_SIZE_MESSAGES = ("Item size has exceeded the maximum allowed size", "Item size to update has exceeded")
 
 
 class BackupSummary(BaseModel):
@@ -32,6 +41,27 @@ class ItemTooLarge(Exception):
     """DynamoDB refused the item for its size."""
 
 
+def is_item_too_large(error: ClientError) -> bool:
+    """DynamoDB refused a write because an item is over 400 KB, and for no other reason."""
+    response = error.response
+    code = response.get("Error", {}).get("Code")
+    if code == "ValidationException":
+        return any(words in response["Error"].get("Message", "") for words in ITEM_SIZE_MESSAGES)
+    if code == "TransactionCanceledException":  # the reasons come one per item of the transaction
+        reasons = response.get("CancellationReasons") or []
+        refused = [reason for reason in reasons if reason.get("Code") not in (None, "None")]
+        return bool(refused) and all(
+            reason.get("Code") == "ValidationError"
+            and any(words in reason.get("Message", "") for words in ITEM_SIZE_MESSAGES)
+            for reason in refused
+        )
+    return False
+
+
+def _locator_key(backup_id: str) -> dict[str, str]:
+    return {"guild_id": LOCATOR_PREFIX + backup_id, "sk": LOCATOR_SK}
+
+
 def _summary_from(item: dict[str, Any]) -> BackupSummary:
     return BackupSummary.model_validate({key: value for key, value in item.items() if key not in ("sk",)})
 
@@ -47,15 +77,17 @@ class BackupRepository:
             **summary.model_dump(mode="json", exclude_none=True),
         }
         data_item = {"guild_id": summary.guild_id, "sk": DATA_PREFIX + summary.backup_id, "data": blob}
+        locator_item = {**_locator_key(summary.backup_id), "backup_guild_id": summary.guild_id}
         try:
             # The resource's client serialises Python values itself, as the Table methods do.
             self._table.meta.client.transact_write_items(
                 TransactItems=[
-                    {"Put": {"TableName": self._table.name, "Item": item}} for item in (data_item, summary_item)
+                    {"Put": {"TableName": self._table.name, "Item": item}}
+                    for item in (data_item, summary_item, locator_item)
                 ]
             )
         except ClientError as error:
-            if "size" in str(error.response.get("Error", {}).get("Message", "")).lower():
+            if is_item_too_large(error):
                 raise ItemTooLarge from error
             raise
 
@@ -66,6 +98,7 @@ class BackupRepository:
             ExpressionAttributeValues={":g": guild_id, ":p": SUMMARY_PREFIX},
             ScanIndexForward=False,
             Limit=limit,
+            ConsistentRead=True,
         )
         return [_summary_from(item) for item in response["Items"]]
 
@@ -77,6 +110,7 @@ class BackupRepository:
             "ExpressionAttributeValues": {":g": guild_id, ":p": SUMMARY_PREFIX},
             "ProjectionExpression": "sk",
             "ScanIndexForward": False,
+            "ConsistentRead": True,  # the backup just created counts
         }
         while True:
             response = self._table.query(**kwargs)
@@ -86,18 +120,16 @@ class BackupRepository:
             kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
     def guild_of(self, backup_id: str) -> str | None:
-        response = self._table.query(
-            IndexName=BACKUP_ID_INDEX,
-            KeyConditionExpression="backup_id = :b",
-            ExpressionAttributeValues={":b": backup_id},
-            Limit=1,
-        )
-        items = response["Items"]
-        return items[0]["guild_id"] if items else None
+        item = self._table.get_item(Key=_locator_key(backup_id), ConsistentRead=True).get("Item")
+        return item["backup_guild_id"] if item else None
 
     def get(self, guild_id: str, backup_id: str) -> tuple[BackupSummary, bytes] | None:
-        summary = self._table.get_item(Key={"guild_id": guild_id, "sk": SUMMARY_PREFIX + backup_id}).get("Item")
-        data = self._table.get_item(Key={"guild_id": guild_id, "sk": DATA_PREFIX + backup_id}).get("Item")
+        summary_key = {"guild_id": guild_id, "sk": SUMMARY_PREFIX + backup_id}
+        summary = self._table.get_item(Key=summary_key, ConsistentRead=True).get("Item")
+        if not summary:
+            return None
+        data_key = {"guild_id": guild_id, "sk": DATA_PREFIX + backup_id}
+        data = self._table.get_item(Key=data_key, ConsistentRead=True).get("Item")
         if not summary or not data:
             return None
         return _summary_from(summary), data["data"].value
@@ -107,3 +139,4 @@ class BackupRepository:
             for backup_id in backup_ids:
                 for prefix in (SUMMARY_PREFIX, DATA_PREFIX):
                     batch.delete_item(Key={"guild_id": guild_id, "sk": prefix + backup_id})
+                batch.delete_item(Key=_locator_key(backup_id))

@@ -1,23 +1,33 @@
 """A user's chat-platform account: signing in (OAuth code exchange), linking, and listing their servers.
 
 The link (identity and tokens) is stored per bearer user; tokens are refreshed when expired or refused.
+The platform rotates refresh tokens (one use each), so two requests of one user that refresh at once would
+sign the user out: the loser's refresh token is refused. The loser waits briefly for the winner's tokens to be
+stored (they carry a new revision) and uses them instead.
 """
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 from pydantic import BaseModel, Field
 
+from svcconf import budget
 from svcconf.auth import BearerUser
 from svcconf.chat import ChatClient, InvalidGrant, InvalidUserToken, PartialGuild, TokenGrant, get_chat_client
 from svcconf.clock import utc_now
 from svcconf.errors import BadRequest, Forbidden
+from svcconf.observability import logger
 from svcconf.settings import get_settings
 from svcconf.store.chat_links import ChatLink, ChatLinkRepository
 
 # Refresh a little early: a token that expires during the call is refused mid-way.
 EXPIRY_MARGIN = timedelta(minutes=1)
+# A concurrent refresh stores its tokens within milliseconds of the platform's answer; a refused refresh token
+# whose link does not change within this is really refused (revoked, or the app deauthorised).
+CONCURRENT_REFRESH_WAIT_SECONDS = 1.0
+REVISION_POLL_SECONDS = 0.05
 
 
 class NotLinked(BadRequest):
@@ -91,15 +101,40 @@ def sign_in(code: str, redirect_uri: str, user: BearerUser | None) -> ChatIdenti
 
 
 def _refreshed(client: ChatClient, user: BearerUser, link: ChatLink) -> ChatLink:
+    """The link with fresh tokens: ours from the platform, or, if another request refreshed first, theirs."""
     if link.refresh_token is None:
         raise NotLinked()
     try:
         grant = client.refresh_token(link.refresh_token.get_secret_value())
     except InvalidGrant as refused:
-        raise NotLinked() from refused
+        newer = _link_stored_after(user, link)
+        if newer is None:
+            raise NotLinked() from refused
+        logger.info("another request refreshed the chat tokens first: using theirs")
+        return newer
     fresh = _link(user, grant, link.chat_user_id, link.chat_username, previous=link)
-    _repository().save(fresh)
-    return fresh
+    saved = _repository().save_if_unchanged(fresh, read=link)
+    if saved is None:
+        # Stored meanwhile by another request (a new sign-in, or a refresh the platform also granted): theirs
+        # stays; ours is valid too and serves this request.
+        logger.info("the chat link changed during a refresh: the stored one is kept")
+        return fresh
+    return saved
+
+
+def _link_stored_after(user: BearerUser, link: ChatLink) -> ChatLink | None:
+    """The user's link once another request has stored a newer one, waiting a moment for it; else None."""
+    repository = _repository()
+    deadline = time.monotonic() + budget.clip(CONCURRENT_REFRESH_WAIT_SECONDS)
+    while True:
+        revision = repository.revision(user.sub)
+        if revision is None:
+            return None  # unlinked meanwhile
+        if revision != link.revision:
+            return repository.get(user.sub)
+        if time.monotonic() + REVISION_POLL_SECONDS > deadline:
+            return None
+        time.sleep(REVISION_POLL_SECONDS)
 
 
 def _user_guilds(user: BearerUser) -> tuple[ChatLink, list[PartialGuild]]:

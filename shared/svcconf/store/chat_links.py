@@ -2,11 +2,16 @@
 
 Tokens are plaintext only in memory: they are encrypted (one KMS call for both, bound to the user by the
 encryption context) before they reach DynamoDB, and decrypted after they leave it.
+
+Every write gives the item a new `revision`. A refresh stores its tokens only if the item still has the
+revision it read (a conditional write), so two requests of one user that refresh at once cannot overwrite
+each other's rotated tokens; the one that loses reads the winner's.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 from datetime import datetime
 from functools import cache
 from typing import Any
@@ -14,7 +19,7 @@ from typing import Any
 import boto3
 from pydantic import BaseModel, SecretStr
 
-from svcconf.store.dynamo import CLIENT_CONFIG, table
+from svcconf.store.dynamo import CLIENT_CONFIG, is_conditional_check_failure, table
 
 
 class ChatLink(BaseModel):
@@ -26,6 +31,7 @@ class ChatLink(BaseModel):
     expires_at: datetime
     scope: str = ""
     linked_at: datetime
+    revision: str | None = None  # changes on every write; None before the first (and on items older than it)
 
 
 @cache
@@ -43,16 +49,38 @@ class ChatLinkRepository:
         self._table = table(table_name)
         self._key_id = key_id
 
-    def save(self, link: ChatLink) -> None:
-        tokens = {
-            "access_token": link.access_token.get_secret_value(),
-            "refresh_token": link.refresh_token.get_secret_value() if link.refresh_token else None,
-        }
-        ciphertext = _kms().encrypt(
-            KeyId=self._key_id, Plaintext=json.dumps(tokens).encode(), EncryptionContext=_context(link.user_id)
-        )["CiphertextBlob"]
-        item = link.model_dump(mode="json", exclude={"access_token", "refresh_token"})
-        self._table.put_item(Item={**item, "tokens": ciphertext})
+    def save(self, link: ChatLink) -> ChatLink:
+        """Store the link whatever is stored (a new sign-in); returns it with its new revision."""
+        saved = link.model_copy(update={"revision": secrets.token_hex(8)})
+        self._table.put_item(Item=self._item(saved))
+        return saved
+
+    def save_if_unchanged(self, link: ChatLink, read: ChatLink) -> ChatLink | None:
+        """Store the link only if the stored item is still the one `read` came from; None if it changed."""
+        saved = link.model_copy(update={"revision": secrets.token_hex(8)})
+        condition: dict[str, Any] = {"ExpressionAttributeNames": {"#revision": "revision"}}
+        if read.revision is None:
+            condition["ConditionExpression"] = "attribute_not_exists(#revision)"
+        else:
+            condition["ConditionExpression"] = "#revision = :read"
+            condition["ExpressionAttributeValues"] = {":read": read.revision}
+        try:
+            self._table.put_item(Item=self._item(saved), **condition)
+        except Exception as error:
+            if is_conditional_check_failure(error):
+                return None
+            raise
+        return saved
+
+    def revision(self, user_id: str) -> str | None:
+        """The stored revision alone (no decryption): cheap to poll while another request refreshes."""
+        item = self._table.get_item(
+            Key={"user_id": user_id},
+            ConsistentRead=True,
+            ProjectionExpression="user_id, #revision",
+            ExpressionAttributeNames={"#revision": "revision"},
+        ).get("Item")
+        return item.get("revision") if item else None
 
     def get(self, user_id: str) -> ChatLink | None:
         item = self._table.get_item(Key={"user_id": user_id}, ConsistentRead=True).get("Item")
@@ -60,3 +88,14 @@ class ChatLinkRepository:
             return None
         plaintext = _kms().decrypt(CiphertextBlob=item.pop("tokens").value, EncryptionContext=_context(user_id))
         return ChatLink.model_validate({**item, **json.loads(plaintext["Plaintext"])})
+
+    def _item(self, link: ChatLink) -> dict[str, Any]:
+        tokens = {
+            "access_token": link.access_token.get_secret_value(),
+            "refresh_token": link.refresh_token.get_secret_value() if link.refresh_token else None,
+        }
+        ciphertext = _kms().encrypt(
+            KeyId=self._key_id, Plaintext=json.dumps(tokens).encode(), EncryptionContext=_context(link.user_id)
+        )["CiphertextBlob"]
+        item = link.model_dump(mode="json", exclude={"access_token", "refresh_token"}, exclude_none=True)
+        return {**item, "tokens": ciphertext}

@@ -4,6 +4,10 @@ The link (identity and tokens) is stored per bearer user; tokens are refreshed w
 The platform rotates refresh tokens (one use each), so two requests of one user that refresh at once would
 sign the user out: the loser's refresh token is refused. The loser waits briefly for the winner's tokens to be
 stored (they carry a new revision) and uses them instead.
+
+Bot presence comes from the bot's guild set, which costs one platform request per 200 guilds the bot is in: it
+is kept in the chat-cache table, shared by every instance, and fetched again when older than
+`CHAT_BOT_GUILDS_CACHE_SECONDS` (60 s), by one instance at a time while the others answer from the stored set.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from svcconf.clock import utc_now
 from svcconf.errors import BadRequest, Forbidden
 from svcconf.observability import logger
 from svcconf.settings import get_settings
+from svcconf.store.chat_cache import ChatCacheRepository
 from svcconf.store.chat_links import ChatLink, ChatLinkRepository
 
 # Refresh a little early: a token that expires during the call is refused mid-way.
@@ -28,6 +33,9 @@ EXPIRY_MARGIN = timedelta(minutes=1)
 # whose link does not change within this is really refused (revoked, or the app deauthorised).
 CONCURRENT_REFRESH_WAIT_SECONDS = 1.0
 REVISION_POLL_SECONDS = 0.05
+# While one instance fetches the bot's guild set, the others answer from the stored one if it is at most this old.
+BOT_GUILDS_MAX_STALE_SECONDS = 600
+BOT_GUILDS_REFRESH_LEASE_SECONDS = 15  # one getChatGuilds invocation's timeout: a lost refresher frees it then
 
 
 class NotLinked(BadRequest):
@@ -155,10 +163,31 @@ def _user_guilds(user: BearerUser) -> tuple[ChatLink, list[PartialGuild]]:
             raise NotLinked() from refused
 
 
+def bot_guild_ids(client: ChatClient) -> frozenset[str]:
+    """The guilds the bot is in: the shared set while it is fresh, else fetched (by one instance at a time)."""
+    settings = get_settings()
+    max_age = settings.chat_bot_guilds_cache_seconds
+    if max_age <= 0:
+        return frozenset(client.bot_guild_ids())
+    cache = ChatCacheRepository(settings.chat_cache_table)
+    now = time.time()
+    cached = cache.bot_guilds()
+    if cached is not None:
+        age = now - cached.fetched_at
+        if age < max_age:
+            return cached.guild_ids
+        if age < BOT_GUILDS_MAX_STALE_SECONDS and not cache.claim_refresh(now, BOT_GUILDS_REFRESH_LEASE_SECONDS):
+            return cached.guild_ids  # another instance is fetching it now
+    guild_ids = frozenset(client.bot_guild_ids())
+    if not cache.put_bot_guilds(guild_ids, now):
+        logger.warning("the bot's guild set is too large to share", extra={"guilds": len(guild_ids)})
+    return guild_ids
+
+
 def accessible_guilds(user: BearerUser) -> list[GuildSummary]:
     """The servers the user can access, as the platform lists them for the user's own token."""
     _, guilds = _user_guilds(user)
-    bot_guilds = get_chat_client().bot_guild_ids()
+    bot_guilds = bot_guild_ids(get_chat_client())
     return [
         GuildSummary(
             id=guild.id,

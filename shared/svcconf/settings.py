@@ -38,6 +38,7 @@ class Settings(BaseModel):
     codes_table: str = Field("svc-deployment-codes", alias="CODES_TABLE_NAME")
     backups_table: str = Field("svc-backups", alias="BACKUPS_TABLE_NAME")
     chat_links_table: str = Field("svc-chat-links", alias="CHAT_LINKS_TABLE_NAME")
+    chat_cache_table: str = Field("svc-chat-cache", alias="CHAT_CACHE_TABLE_NAME")
     deployments_table: str = Field("svc-deployments", alias="DEPLOYMENTS_TABLE_NAME")
     idempotency_table: str = Field("svc-idempotency", alias="IDEMPOTENCY_TABLE_NAME")
     deploy_queue_url: str | None = Field(None, alias="DEPLOY_QUEUE_URL")
@@ -77,6 +78,9 @@ class Settings(BaseModel):
     chat_timeout_seconds: float = Field(5.0, gt=0, alias="CHAT_TIMEOUT_SECONDS")
     chat_max_wait_seconds: float = Field(10.0, ge=0, alias="CHAT_MAX_WAIT_SECONDS")
     kms_key_id: str | None = Field(None, alias="CHAT_TOKENS_KMS_KEY_ID")
+    # getChatGuilds answers bot presence from the bot's guild set shared in the chat-cache table, fetched again
+    # when older than this; 0 pages through the bot's guilds on every call (what it did before the cache).
+    chat_bot_guilds_cache_seconds: float = Field(60.0, ge=0, alias="CHAT_BOT_GUILDS_CACHE_SECONDS")
 
     # CORS for the web app
     cors_allow_origin: str = Field("*", alias="SVC_CORS_ALLOW_ORIGIN")

@@ -84,15 +84,20 @@ def platform(
     aws: ProvisionedResources, platform_server: SandboxServer, monkeypatch: pytest.MonkeyPatch
 ) -> SandboxState:
     """The functions pointed at a freshly reset sandbox, as `make run` points them."""
-    platform_server.state.reset(config=True)
-    monkeypatch.setenv("CHAT_API_BASE_URL", platform_server.base_url)
+    point_functions_at(platform_server, monkeypatch)
+    yield platform_server.state
+    get_chat_client.cache_clear()
+
+
+def point_functions_at(server: SandboxServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reset the sandbox and set the functions' chat settings to it, as `make run` does."""
+    server.state.reset(config=True)
+    monkeypatch.setenv("CHAT_API_BASE_URL", server.base_url)
     monkeypatch.setenv("CHAT_CDN_BASE_URL", CDN)
-    monkeypatch.setenv("CHAT_CLIENT_ID", platform_server.state.application["client_id"])
+    monkeypatch.setenv("CHAT_CLIENT_ID", server.state.application["client_id"])
     monkeypatch.setenv("CHAT_REDIRECT_URIS", REDIRECT_URI)
     monkeypatch.setenv("CHAT_MAX_WAIT_SECONDS", "10")
     get_settings.cache_clear()
-    get_chat_client.cache_clear()
-    yield platform_server.state
     get_chat_client.cache_clear()
 
 

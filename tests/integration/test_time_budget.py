@@ -22,7 +22,7 @@ from svcconf.clock import utc_now
 from svcconf.settings import get_settings
 from svcconf.store.chat_links import ChatLink, ChatLinkRepository
 from tests.integration.chat_conftest_helpers import DEMO_GUILD, chat_settings_for, new_chat_client
-from tests.integration.conftest import BOT_TOKEN, REDIRECT_URI, bearer
+from tests.integration.conftest import BOT_TOKEN, REDIRECT_URI, bearer, point_functions_at
 from tests.integration.deploy_helpers import deploy_body
 
 PLATFORM_LATENCY_SECONDS = 30.0
@@ -58,12 +58,7 @@ def slow_server() -> Iterator[SandboxServer]:
 @pytest.fixture
 def slow_platform(aws, slow_server: SandboxServer, monkeypatch: pytest.MonkeyPatch):
     """The functions pointed at the sandbox, alice linked to web-user-1; then every answer takes 30 s."""
-    slow_server.state.reset(config=True)
-    monkeypatch.setenv("CHAT_API_BASE_URL", slow_server.base_url)
-    monkeypatch.setenv("CHAT_CLIENT_ID", slow_server.state.application["client_id"])
-    monkeypatch.setenv("CHAT_REDIRECT_URIS", REDIRECT_URI)
-    get_settings.cache_clear()
-    get_chat_client.cache_clear()
+    point_functions_at(slow_server, monkeypatch)
     settings = get_settings()
     ChatLinkRepository(settings.chat_links_table, settings.kms_key_id).save(
         ChatLink(

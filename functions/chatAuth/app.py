@@ -15,7 +15,8 @@ from svcconf.observability import metrics
 
 
 class ChatAuthRequest(BaseModel):
-    code: str = Field(min_length=1, max_length=512, description="OAuth code issued by the chat platform.")
+    # repr=False: Powertools logs the validated request at DEBUG, and the code is a credential until it is used.
+    code: str = Field(min_length=1, max_length=512, repr=False, description="OAuth code issued by the chat platform.")
     redirect_uri: str = Field(min_length=1, max_length=2048, description="One of CHAT_REDIRECT_URIS.")
 
 

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Annotated
 
 import jwt
@@ -19,6 +17,7 @@ from svcconf.api import create_app
 from svcconf.auth import BearerUser, admin_user, bearer_user
 from svcconf.settings import get_settings
 from tests.integration.conftest import JWT_SECRET  # the value the aws fixture puts in Secrets Manager
+from tests.integration.jwks_server import JwksServer
 
 OTHER_SECRET = "another-secret-" + "0123456789" * 6
 
@@ -105,41 +104,16 @@ def test_admin_route_needs_role_admin(aws):
     assert call(None, "/functions/adminOnly")[0] == 401
 
 
-class _JwksServer:
-    """Serves a JWKS document on loopback, counting fetches."""
-
-    def __init__(self, jwks: dict):
-        outer = self
-        self.fetches = 0
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):
-                outer.fetches += 1
-                payload = json.dumps(jwks).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *_args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/.well-known/jwks.json"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-
 @pytest.fixture
 def jwks(aws, monkeypatch):
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
-    server = _JwksServer({"keys": [{**public, "kid": "k1", "use": "sig", "alg": "RS256"}]})
+    server = JwksServer({"keys": [{**public, "kid": "k1", "use": "sig", "alg": "RS256"}]})
     monkeypatch.setenv("SVC_JWT_JWKS_URL", server.url)
     get_settings.cache_clear()
     auth._jwks_client.cache_clear()
     yield key, server
-    server.server.shutdown()
+    server.shutdown()
     auth._jwks_client.cache_clear()
 
 

@@ -15,6 +15,5 @@ os.environ.update(
     AWS_DEFAULT_REGION="us-east-1",
     POWERTOOLS_SERVICE_NAME="server-config-tests",
     POWERTOOLS_METRICS_NAMESPACE="ServerConfigTests",
-    POWERTOOLS_TRACE_DISABLED="true",
     POWERTOOLS_LOG_LEVEL="INFO",
 )

@@ -1,9 +1,10 @@
 """The resolver factory: one Powertools REST resolver per operation, with the contract's transport rules.
 
-Every answer, success or error, leaves through here: the body limits (413), the media type (415), auth before
-body validation, pydantic validation errors as the contract's 400 with one `details` entry per field, domain
-errors with their status, unknown routes (404), other methods (405), unexpected exceptions (500 with
-`requestId`, nothing else), and the `x-request-id` header on all of them.
+Every answer, success or error, leaves through here: the body limits (413), the media type (415), the strict
+body decoder (`strict_json`), auth before body validation (with Powertools' public APIs only), pydantic
+validation errors as the contract's 400 with one `details` entry per field, domain errors with their status,
+unknown routes (404), other methods (405), unexpected exceptions (500 with `requestId`, nothing else), and the
+`x-request-id` header on all of them.
 """
 
 from __future__ import annotations

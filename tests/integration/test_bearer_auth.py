@@ -9,7 +9,9 @@ from typing import Annotated
 import jwt
 import pytest
 from aws_lambda_powertools.event_handler import Depends
+from aws_lambda_powertools.event_handler.openapi.params import Body
 from cryptography.hazmat.primitives.asymmetric import rsa
+from pydantic import BaseModel
 
 from local.tokens import issue_token
 from svcconf import auth
@@ -34,7 +36,25 @@ def admin_only(user: Annotated[BearerUser, Depends(admin_user)]) -> dict:
     return {"sub": user.sub}
 
 
-def call(token: str | None, path: str = "/functions/whoAmI") -> tuple[int, dict]:
+class Named(BaseModel):
+    name: str
+
+
+@probe.post("/functions/greet")
+def greet(request: Annotated[Named, Body()], user: Annotated[BearerUser, Depends(admin_user)]) -> dict:
+    return {"hello": request.name, "by": user.sub}
+
+
+def broken_dependency() -> None:
+    raise RuntimeError("boom: secret-detail")
+
+
+@probe.post("/functions/broken")
+def broken(request: Annotated[Named, Body()], _nothing: Annotated[None, Depends(broken_dependency)]) -> dict:
+    return {"hello": request.name}
+
+
+def call(token: str | None, path: str = "/functions/whoAmI", body: str = "{}") -> tuple[int, dict]:
     headers = {"Content-Type": "application/json"}
     if token is not None:
         headers["Authorization"] = token if token.startswith(("Bearer", "Basic", "bearer")) else f"Bearer {token}"
@@ -43,7 +63,7 @@ def call(token: str | None, path: str = "/functions/whoAmI") -> tuple[int, dict]
         "resource": path,
         "httpMethod": "POST",
         "headers": headers,
-        "body": "{}",
+        "body": body,
         "requestContext": {"requestId": "req-auth", "stage": "dev", "path": path},
     }
     raw = probe.resolve(event, None)
@@ -136,3 +156,37 @@ def test_token_with_an_unknown_key_id_is_refused(jwks):
     status, body = call(jwt.encode(claims(), other, "RS256", headers={"kid": "k2"}))
     assert status == 401
     assert body["message"] == "The bearer token is signed with an unknown key."
+
+
+@pytest.mark.parametrize("body", ['{"name": "Ada"}', "{}", '{"name": NaN}'], ids=["valid", "invalid", "undecodable"])
+def test_nested_auth_dependencies_run_before_the_body_whether_it_validates_or_not(aws, body):
+    # admin_user depends on bearer_user, which reads the Request: both run before any 400 about the body
+    assert call(None, "/functions/greet", body)[0] == 401
+    status, answer = call(issue_token(JWT_SECRET, "user-1", role="member"), "/functions/greet", body)
+    assert (status, answer["message"]) == (403, "Only administrators may do this.")
+    status, answer = call(issue_token(JWT_SECRET, "boss", role="admin"), "/functions/greet", body)
+    assert status == (200 if body == '{"name": "Ada"}' else 400)
+
+
+def test_dependency_overrides_apply_before_the_body_too(aws):
+    probe.dependency_overrides[bearer_user] = lambda: BearerUser(sub="stand-in", role="admin")
+    try:
+        assert call(None, "/functions/greet", '{"name": "Ada"}') == (200, {"hello": "Ada", "by": "stand-in"})
+        status, answer = call(None, "/functions/greet", "{}")
+        assert (status, answer["details"]) == (400, [{"field": "name", "message": "is required"}])
+    finally:
+        probe.dependency_overrides.clear()
+
+
+@pytest.mark.parametrize("body", ['{"name": "Ada"}', "{}"], ids=["valid", "invalid"])
+def test_a_dependency_that_fails_unexpectedly_is_the_contracts_500(aws, body):
+    status, answer = call(None, "/functions/broken", body)
+    assert (status, answer) == (
+        500,
+        {
+            "error": "Internal Server Error",
+            "message": "The service failed unexpectedly.",
+            "code": 500,
+            "requestId": "req-auth",
+        },
+    )

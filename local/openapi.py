@@ -27,7 +27,6 @@ DESCRIPTION = (
 def generate() -> str:
     # Handlers read settings at import; none of these values is used to describe the API.
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
     sys.path[:0] = [str(ROOT / "shared"), str(ROOT)]
 
     from aws_lambda_powertools.event_handler.openapi import OpenAPIMerge

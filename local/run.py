@@ -250,7 +250,6 @@ class Runner:
         environ |= self.provisioned.environment_for(spec.logical_id)
         environ |= {
             **self.aws_environment(),
-            "POWERTOOLS_TRACE_DISABLED": "true",  # no X-Ray daemon locally
             "POWERTOOLS_METRICS_DISABLED": "true",  # EMF lines on stdout are noise locally
         }
         for name in sorted(set(self.settings.values) | set(SECRET_VARIABLES)):

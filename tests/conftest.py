@@ -16,7 +16,6 @@ os.environ.update(
     AWS_DEFAULT_REGION="us-east-1",
     POWERTOOLS_SERVICE_NAME="server-config-tests",
     POWERTOOLS_METRICS_NAMESPACE="ServerConfigTests",
-    POWERTOOLS_TRACE_DISABLED="true",
     POWERTOOLS_LOG_LEVEL="INFO",
 )
 

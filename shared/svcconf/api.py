@@ -1,32 +1,35 @@
 """The resolver factory: one Powertools REST resolver per operation, with the contract's transport rules.
 
-Every answer, success or error, leaves through here: the body limits (413), the media type (415), auth before
-body validation, pydantic validation errors as the contract's 400 with one `details` entry per field, domain
-errors with their status, unknown routes (404), other methods (405), unexpected exceptions (500 with
-`requestId`, nothing else), and the `x-request-id` header on all of them.
+Every answer, success or error, leaves through here: the body limits (413), the media type (415), the strict
+body decoder (`strict_json`), auth before body validation (with Powertools' public APIs only), pydantic
+validation errors as the contract's 400 with one `details` entry per field, domain errors with their status,
+unknown routes (404), other methods (405), unexpected exceptions (500 with `requestId`, nothing else), and the
+`x-request-id` header on all of them.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import uuid
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin, get_type_hints
 
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver, CORSConfig, Response, content_types
-from aws_lambda_powertools.event_handler.api_gateway import _DEPENDS_CACHE_KEY
-from aws_lambda_powertools.event_handler.depends import (
+from aws_lambda_powertools.event_handler import (
+    APIGatewayRestResolver,
+    CORSConfig,
     DependencyResolutionError,
-    build_dependency_tree,
-    solve_dependencies,
+    Depends,
+    Request,
+    Response,
+    content_types,
 )
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
-from aws_lambda_powertools.event_handler.middlewares.openapi_validation import OpenAPIRequestValidationMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
 
-from svcconf import budget
+from svcconf import budget, strict_json
 from svcconf.errors import (
     BadRequest,
     ErrorBody,
@@ -39,17 +42,19 @@ from svcconf.errors import (
     field_path,
     reason_phrase,
 )
-from svcconf.observability import logger, metrics, tracer
+from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
 KIB = 1024
 MIB = 1024 * KIB
 REQUEST_ID_HEADER = "x-request-id"
+_TRANSPORT_REFUSAL = "svc_transport_refusal"  # key in the resolver's per-request context
 
 BEARER_AUTH = "bearerAuth"
 BOT_TOKEN_AUTH = "botToken"  # noqa: S105 - the name of a security scheme, not a secret
@@ -118,47 +123,60 @@ def _details_from(exc: RequestValidationError, body: Any = None) -> list[FieldEr
     return details
 
 
-class RequestGuard(OpenAPIRequestValidationMiddleware):
-    """Runs first on a matched route: transport checks, then auth, then Powertools' body validation.
+def _dependencies_of(func: Callable[..., Any]) -> dict[str, Callable[..., Any]]:
+    """The `Annotated[..., Depends(f)]` parameters of a route function or dependency: name -> f."""
+    found = {}
+    for name, annotation in get_type_hints(func, include_extras=True).items():
+        if get_origin(annotation) is Annotated:
+            depends = next((meta for meta in get_args(annotation)[1:] if isinstance(meta, Depends)), None)
+            if depends is not None:
+                found[name] = depends.dependency
+    return found
 
-    Powertools resolves `Depends()` after validating the body; we resolve the route's auth dependencies first
-    (into the same per-request cache) so an unauthenticated caller learns nothing about the body's shape.
-    """
 
-    def __init__(self, max_body_bytes: int):
-        super().__init__()
-        self.max_body_bytes = max_body_bytes
+def _request_parameters_of(func: Callable[..., Any]) -> list[str]:
+    return [name for name, annotation in get_type_hints(func).items() if annotation is Request]
 
-    def handler(self, app, next_middleware):
-        event = app.current_event
-        body = event.body or ""
-        raw = base64.b64decode(body) if event.is_base64_encoded else body.encode()  # API Gateway base64s non-text
-        if len(raw) > self.max_body_bytes:
-            raise PayloadTooLarge(f"The request body is larger than {self.max_body_bytes} bytes.")
-        media_type = (event.headers.get("content-type") or "").split(";")[0].strip().lower()
-        if body and media_type != content_types.APPLICATION_JSON:
-            raise UnsupportedMediaType()
-        try:
-            raw.decode()
-        except UnicodeDecodeError:
-            raise BadRequest.for_field("body", "is not UTF-8 encoded JSON") from None
 
-        route = app.context["_route"]
-        if route.has_dependencies:
-            try:
-                solve_dependencies(
-                    dependant=build_dependency_tree(route.func),
-                    request=app.request,
-                    dependency_overrides=app.dependency_overrides or None,
-                    dependency_cache=app.context.setdefault(_DEPENDS_CACHE_KEY, {}),
-                )
-            except DependencyResolutionError as exc:
-                raise (exc.__cause__ if isinstance(exc.__cause__, ServiceError) else exc) from None
-        return super().handler(app, next_middleware)
+def _raw_body(event: Mapping[str, Any]) -> tuple[bytes, str | None]:
+    """The body's bytes, and its text when they are UTF-8 (API Gateway base64s bodies that are not text)."""
+    body = event.get("body") or ""
+    try:
+        raw = base64.b64decode(body, validate=True) if event.get("isBase64Encoded") else None
+    except ValueError:
+        raw = None
+    # Direct invokes can hold lone surrogates, which UTF-8 cannot: kept as such, they fail the decode below.
+    raw = body.encode("utf-8", "surrogatepass") if raw is None else raw
+    try:
+        return raw, raw.decode()
+    except UnicodeDecodeError:
+        return raw, None
+
+
+def _with_empty_json_body(event: dict[str, Any]) -> dict[str, Any]:
+    headers = {key: value for key, value in (event.get("headers") or {}).items() if key.lower() != "content-type"}
+    headers["content-type"] = content_types.APPLICATION_JSON
+    event = {**event, "body": "{}", "isBase64Encoded": False, "headers": headers}
+    event.pop("multiValueHeaders", None)
+    return event
+
+
+def _body_guard(app: OperationResolver, next_middleware: NextMiddleware) -> Response:
+    """Global middleware, after body validation: the checks of `check_body` for routes that read no body."""
+    app.check_body()
+    return next_middleware(app)
 
 
 class OperationResolver(APIGatewayRestResolver):
-    """A resolver for exactly one operation, `POST /functions/<operation>`."""
+    """A resolver for exactly one operation, `POST /functions/<operation>`.
+
+    The order of refusals is the contract's: transport (413, 415, a body that is not UTF-8), then the
+    operation's authentication (401/403), then the body (400). Powertools validates the body before it resolves
+    `Depends()`, so a request whose body fails validation has its route's auth dependencies run by the
+    `RequestValidationError` handler before the 400 is rendered; a request that passes gets them from `Depends`.
+    Transport refusals are found in `resolve` and raised by the body decoder (or, for a route without a body,
+    by a global middleware), before validation and auth.
+    """
 
     def __init__(self, operation: str, *, max_body_bytes: int):
         settings = get_settings()
@@ -170,25 +188,40 @@ class OperationResolver(APIGatewayRestResolver):
                 expose_headers=[REQUEST_ID_HEADER],
                 max_age=600,
             ),
+            json_body_deserializer=self._decode_body,
         )
         self.operation = operation
         self.path = f"/functions/{operation}"
-        self._request_validation_middleware = RequestGuard(max_body_bytes)
+        self.max_body_bytes = max_body_bytes
+        self._route_functions: dict[tuple[str, str], Callable[..., Any]] = {}
+        self.use([_body_guard])
         self.exception_handler(RequestValidationError)(self._invalid_request)
+        self.exception_handler(DependencyResolutionError)(self._dependency_failed)
         self.exception_handler(ServiceError)(self._service_error)
         self.exception_handler(NotFoundError)(self._no_route)
         self.exception_handler(Exception)(self._unexpected)
+
+    def route(self, rule: str, method: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+        """Powertools' route decorator, remembering each route's function to run its auth on a bad body."""
+        register = super().route(rule, method, *args, **kwargs)
+
+        def remember(func: Callable[..., Any]) -> Any:
+            for name in (method,) if isinstance(method, str) else method:
+                self._route_functions[(name.upper(), rule)] = func
+            return register(func)
+
+        return remember
 
     def resolve(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
         event = dict(event)
         request_context = dict(event.get("requestContext") or {})
         request_context.setdefault("requestId", str(uuid.uuid4()))  # direct invokes carry none
         event["requestContext"] = request_context
+        if (str(event.get("httpMethod", "")).upper(), event.get("path")) in self._route_functions:
+            event = self._with_readable_body(event)
         if event.get("httpMethod") == "POST" and not event.get("body"):
             # Operations without fields may be called without a body (and so without a Content-Type).
-            event["body"] = "{}"
-            event["headers"] = {**(event.get("headers") or {}), "content-type": content_types.APPLICATION_JSON}
-            event.pop("multiValueHeaders", None)
+            event = _with_empty_json_body(event)
         response = super().resolve(event, context)
         request_id = request_context["requestId"]
         if "multiValueHeaders" in response:
@@ -196,6 +229,81 @@ class OperationResolver(APIGatewayRestResolver):
         else:
             response.setdefault("headers", {})[REQUEST_ID_HEADER] = request_id
         return response
+
+    # -- transport, body, auth -----------------------------------------------------------------------------
+    def _with_readable_body(self, event: dict[str, Any]) -> dict[str, Any]:
+        """The event with its body as UTF-8 text, or, for a transport refusal (413, 415, not UTF-8), with `{}`.
+
+        API Gateway base64s bodies that are not text; Powertools would decode them when it reads the body and
+        fail with a bare UnicodeDecodeError, and it parses other media types itself (with errors of its own).
+        A refused request keeps its refusal in the context and gets an empty JSON body instead, so the first
+        thing that reads the body is our decoder, which raises the refusal (routes without a body: the
+        transport middleware).
+        """
+        raw, text = _raw_body(event)
+        headers = {key.lower(): value for key, value in (event.get("headers") or {}).items()}
+        media_type = str(headers.get("content-type") or "").split(";")[0].strip().lower()
+        refusal: ServiceError | None = None
+        if len(raw) > self.max_body_bytes:
+            refusal = PayloadTooLarge(f"The request body is larger than {self.max_body_bytes} bytes.")
+        elif raw and media_type != content_types.APPLICATION_JSON:
+            refusal = UnsupportedMediaType()
+        elif text is None:
+            refusal = BadRequest.for_field("body", "is not UTF-8 encoded JSON")
+        if refusal is None:
+            return {**event, "body": text, "isBase64Encoded": False}
+        self.append_context(**{_TRANSPORT_REFUSAL: refusal})
+        return _with_empty_json_body(event)
+
+    def refuse_bad_transport(self) -> None:
+        """Raises the request's transport refusal, if it has one (see `_with_readable_body`)."""
+        refusal = self.context.get(_TRANSPORT_REFUSAL)
+        if refusal is not None:
+            raise refusal
+
+    def check_body(self) -> None:
+        """On an operation's route: the transport refusal, then the body decoded (strictly) as a JSON object.
+
+        Powertools reads the body only for routes with a `Body()` parameter; this holds the others (an operation
+        without fields) to the same rules. Validation errors raised here still get auth first (the handler).
+        """
+        if (self.request.method.upper(), self.request.route) not in self._route_functions:
+            return  # 404, 405 and CORS preflights answer before any body rule
+        self.refuse_bad_transport()
+        if not isinstance(self.current_event.json_body, dict):
+            raise RequestValidationError([{"type": "model_type", "loc": ("body",), "msg": "is not an object"}])
+
+    def _decode_body(self, text: str) -> Any:
+        """Powertools' json_body_deserializer: the strict decoder, after the transport checks (no parsing of a
+        body over the limit). Its errors are validation errors, so the caller's credentials are checked first."""
+        self.refuse_bad_transport()
+        try:
+            return strict_json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise RequestValidationError([{"type": "json_invalid", "loc": ("body",), "msg": exc.msg}]) from None
+        except strict_json.NotPlainJSON as exc:
+            errors = [
+                {"type": "json_not_plain", "loc": ("body", *path), "msg": message} for path, message in exc.problems
+            ]
+            raise RequestValidationError(errors) from None
+
+    def _authenticate_route(self) -> None:
+        """Runs the matched route's `Depends()` (its authentication) with the public API: `Depends.dependency`,
+        the resolver's `dependency_overrides`, and the `Request` for dependencies that ask for it."""
+        func = self._route_functions.get((self.request.method.upper(), self.request.route))
+        if func is None:
+            return
+        solved: dict[Callable[..., Any], Any] = {}
+        for dependency in _dependencies_of(func).values():
+            self._solve(dependency, solved)
+
+    def _solve(self, dependency: Callable[..., Any], solved: dict[Callable[..., Any], Any]) -> Any:
+        dependency = self.dependency_overrides.get(dependency, dependency)
+        if dependency not in solved:
+            arguments = {name: self._solve(inner, solved) for name, inner in _dependencies_of(dependency).items()}
+            arguments |= dict.fromkeys(_request_parameters_of(dependency), self.request)
+            solved[dependency] = dependency(**arguments)
+        return solved[dependency]
 
     # -- rendering ------------------------------------------------------------------------------------------
     def error_response(self, error: ServiceError, headers: dict[str, str] | None = None) -> Response:
@@ -215,6 +323,12 @@ class OperationResolver(APIGatewayRestResolver):
         )
 
     def _invalid_request(self, exc: RequestValidationError) -> Response:
+        try:
+            self._authenticate_route()  # a caller without credentials learns nothing about the body
+        except ServiceError as refusal:
+            return self._service_error(refusal)
+        except Exception as failure:  # a failing dependency is answered like any other failure
+            return self._unexpected(failure)
         details = _details_from(exc, self._json_body_or_none())
         summary = f"{details[0].field}: {details[0].message}" if len(details) == 1 else f"{len(details)} invalid fields"
         return self.error_response(BadRequest(f"Invalid request: {summary}.", details=details))
@@ -222,8 +336,15 @@ class OperationResolver(APIGatewayRestResolver):
     def _json_body_or_none(self) -> Any:
         try:
             return self.current_event.json_body
-        except ValueError:  # the body is not JSON: its error names "body" anyway
+        except (ValueError, RequestValidationError):  # not JSON, or not plain JSON: its errors name the body
             return None
+
+    def _dependency_failed(self, exc: DependencyResolutionError) -> Response:
+        """Powertools wraps what a `Depends()` raises; a refusal (401, 403, 503) is answered as itself."""
+        cause = exc.__cause__
+        if isinstance(cause, ServiceError):
+            return self._service_error(cause)
+        return self._unexpected(exc)
 
     def _service_error(self, exc: ServiceError) -> Response:
         if exc.status >= HTTPStatus.INTERNAL_SERVER_ERROR:
@@ -260,12 +381,11 @@ def create_app(operation: str, *, max_body_bytes: int = 256 * KIB) -> OperationR
 
 
 def lambda_entry_point(app: OperationResolver) -> Callable[[dict, Any], dict]:
-    """The function's handler: the resolver under Logger (correlation id = API Gateway's request id),
-    Metrics and Tracer, in Powertools' documented order."""
+    """The function's handler: the resolver under Logger (correlation id = API Gateway's request id) and
+    Metrics. No X-Ray SDK: Lambda's active tracing (template.yaml) records each invocation's segment."""
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
     @metrics.log_metrics(capture_cold_start_metric=True)
-    @tracer.capture_lambda_handler(capture_response=False)
     def lambda_handler(event: dict, context: Any) -> dict:
         budget.start(context)
         return app.resolve(event, context)

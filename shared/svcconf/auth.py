@@ -1,8 +1,14 @@
-"""Authentication as route dependencies: the bearer user (JWT, PyJWT) and the bot (x-bot-token)."""
+"""Authentication as route dependencies: the bearer user (JWT, PyJWT) and the bot (x-bot-token).
+
+Every token that is not a well-formed, correctly signed, current JWT with a subject is a 401, whatever is wrong
+with it: the refusals differ only in their message. A 503 means our side cannot verify (no secret configured,
+the JWKS endpoint unreachable), never that the token is bad.
+"""
 
 from __future__ import annotations
 
 import hmac
+import re
 from functools import cache
 from typing import Annotated, Any
 
@@ -18,7 +24,10 @@ from svcconf.settings import get_settings
 HS_ALGORITHMS = ["HS256"]
 JWKS_ALGORITHMS = ["RS256", "ES256"]  # never "none", never HS* with a public key
 ADMIN_ROLE = "admin"
-LEEWAY_SECONDS = 30
+# JWS compact serialisation: three base64url segments. Anything else is refused before it is parsed, and before
+# a JWKS is fetched for it.
+COMPACT_JWT = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
+INVALID_BEARER = "The bearer token is invalid."
 
 
 class BearerUser(BaseModel):
@@ -45,11 +54,14 @@ def _verification_key(token: str) -> tuple[Any, list[str]]:
     settings = get_settings()
     if settings.jwt_jwks_url:
         try:
-            return _jwks_client(settings.jwt_jwks_url).get_signing_key_from_jwt(token).key, JWKS_ALGORITHMS
+            # A PyJWK, not its bare key: PyJWT then verifies with the key's own algorithm, whatever the header says.
+            return _jwks_client(settings.jwt_jwks_url).get_signing_key_from_jwt(token), JWKS_ALGORITHMS
         except jwt.PyJWKClientConnectionError as exc:
             raise ServiceUnavailable("The bearer-token keys cannot be fetched right now.") from exc
         except jwt.PyJWKClientError as exc:
             raise Unauthorized("The bearer token is signed with an unknown key.") from exc
+        except jwt.PyJWTError as exc:  # a header that does not parse, a key that does not fit
+            raise Unauthorized(INVALID_BEARER) from exc
     secret = settings.resolved_jwt_secret()
     if not secret:
         logger.error("bearer authentication is not configured (SVC_JWT_SECRET or SVC_JWT_JWKS_URL)")
@@ -58,6 +70,8 @@ def _verification_key(token: str) -> tuple[Any, list[str]]:
 
 
 def verify_bearer_token(token: str) -> BearerUser:
+    if not COMPACT_JWT.fullmatch(token):
+        raise Unauthorized(INVALID_BEARER)
     settings = get_settings()
     key, algorithms = _verification_key(token)
     try:
@@ -67,15 +81,17 @@ def verify_bearer_token(token: str) -> BearerUser:
             algorithms=algorithms,
             issuer=settings.jwt_issuer or None,
             audience=settings.jwt_audience or None,
-            leeway=LEEWAY_SECONDS,
+            leeway=settings.jwt_leeway_seconds,
             options={"require": ["exp", "sub"], "verify_aud": bool(settings.jwt_audience)},
         )
     except jwt.ExpiredSignatureError as exc:
         raise Unauthorized("The bearer token has expired.") from exc
-    except jwt.InvalidTokenError as exc:
-        raise Unauthorized("The bearer token is invalid.") from exc
-    role = claims.get("role")
-    return BearerUser(sub=str(claims["sub"]), role=role if isinstance(role, str) else None)
+    except jwt.PyJWTError as exc:  # InvalidTokenError, and InvalidKeyError for a key that does not fit the token
+        raise Unauthorized(INVALID_BEARER) from exc
+    subject, role = claims.get("sub"), claims.get("role")
+    if not isinstance(subject, str) or not subject.strip():
+        raise Unauthorized(INVALID_BEARER)
+    return BearerUser(sub=subject, role=role if isinstance(role, str) else None)
 
 
 def bearer_user(request: Request) -> BearerUser:
@@ -108,6 +124,7 @@ def bot_caller(request: Request) -> BotCaller:
         logger.error("the bot token is not configured (SVC_BOT_TOKEN or SVC_BOT_TOKEN_SECRET_ID)")
         raise ServiceUnavailable("Bot authentication is not configured.")
     provided = request.headers.get("x-bot-token") or ""
-    if not hmac.compare_digest(provided.encode(), expected.encode()):
+    # surrogatepass: a direct invoke's header may hold a lone surrogate; it must compare unequal, not fail.
+    if not hmac.compare_digest(provided.encode("utf-8", "surrogatepass"), expected.encode()):
         raise Forbidden("The x-bot-token header is missing or wrong.")
     return BotCaller()

@@ -1,13 +1,16 @@
-"""The one Logger, Tracer and Metrics of a function; configured by POWERTOOLS_* variables."""
+"""The one Logger and Metrics of a function; configured by POWERTOOLS_* variables.
+
+No Tracer: the X-Ray SDK it needs is in maintenance and was the largest part of our init time; Lambda's active
+tracing (`Tracing: Active` in template.yaml) still records every invocation.
+"""
 
 from __future__ import annotations
 
 import logging
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 
 logger = Logger()
-tracer = Tracer()
 metrics = Metrics()
 
 # At DEBUG the AWS SDK logs whole response bodies, Secrets Manager's secret values among them. Lambda sets

@@ -52,6 +52,8 @@ class Settings(BaseModel):
     jwt_jwks_url: str | None = Field(None, alias="SVC_JWT_JWKS_URL")
     jwt_issuer: str | None = Field(None, alias="SVC_JWT_ISSUER")
     jwt_audience: str | None = Field(None, alias="SVC_JWT_AUDIENCE")
+    # Clock skew allowed on exp and nbf (and a future iat) between the token's issuer and Lambda.
+    jwt_leeway_seconds: int = Field(30, ge=0, le=300, alias="SVC_JWT_LEEWAY_SECONDS")
 
     # The chat-platform bot's token: authenticates the bot to us and us to the platform
     bot_token: SecretStr | None = Field(None, alias="SVC_BOT_TOKEN")

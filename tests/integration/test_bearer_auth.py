@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Annotated
 
 import jwt
 import pytest
 from aws_lambda_powertools.event_handler import Depends
+from aws_lambda_powertools.event_handler.openapi.params import Body
 from cryptography.hazmat.primitives.asymmetric import rsa
+from pydantic import BaseModel
 
 from local.tokens import issue_token
 from svcconf import auth
@@ -19,6 +19,7 @@ from svcconf.api import create_app
 from svcconf.auth import BearerUser, admin_user, bearer_user
 from svcconf.settings import get_settings
 from tests.integration.conftest import JWT_SECRET  # the value the aws fixture puts in Secrets Manager
+from tests.integration.jwks_server import JwksServer
 
 OTHER_SECRET = "another-secret-" + "0123456789" * 6
 
@@ -35,7 +36,25 @@ def admin_only(user: Annotated[BearerUser, Depends(admin_user)]) -> dict:
     return {"sub": user.sub}
 
 
-def call(token: str | None, path: str = "/functions/whoAmI") -> tuple[int, dict]:
+class Named(BaseModel):
+    name: str
+
+
+@probe.post("/functions/greet")
+def greet(request: Annotated[Named, Body()], user: Annotated[BearerUser, Depends(admin_user)]) -> dict:
+    return {"hello": request.name, "by": user.sub}
+
+
+def broken_dependency() -> None:
+    raise RuntimeError("boom: secret-detail")
+
+
+@probe.post("/functions/broken")
+def broken(request: Annotated[Named, Body()], _nothing: Annotated[None, Depends(broken_dependency)]) -> dict:
+    return {"hello": request.name}
+
+
+def call(token: str | None, path: str = "/functions/whoAmI", body: str = "{}") -> tuple[int, dict]:
     headers = {"Content-Type": "application/json"}
     if token is not None:
         headers["Authorization"] = token if token.startswith(("Bearer", "Basic", "bearer")) else f"Bearer {token}"
@@ -44,7 +63,7 @@ def call(token: str | None, path: str = "/functions/whoAmI") -> tuple[int, dict]
         "resource": path,
         "httpMethod": "POST",
         "headers": headers,
-        "body": "{}",
+        "body": body,
         "requestContext": {"requestId": "req-auth", "stage": "dev", "path": path},
     }
     raw = probe.resolve(event, None)
@@ -105,41 +124,16 @@ def test_admin_route_needs_role_admin(aws):
     assert call(None, "/functions/adminOnly")[0] == 401
 
 
-class _JwksServer:
-    """Serves a JWKS document on loopback, counting fetches."""
-
-    def __init__(self, jwks: dict):
-        outer = self
-        self.fetches = 0
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):
-                outer.fetches += 1
-                payload = json.dumps(jwks).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *_args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/.well-known/jwks.json"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-
 @pytest.fixture
 def jwks(aws, monkeypatch):
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
-    server = _JwksServer({"keys": [{**public, "kid": "k1", "use": "sig", "alg": "RS256"}]})
+    server = JwksServer({"keys": [{**public, "kid": "k1", "use": "sig", "alg": "RS256"}]})
     monkeypatch.setenv("SVC_JWT_JWKS_URL", server.url)
     get_settings.cache_clear()
     auth._jwks_client.cache_clear()
     yield key, server
-    server.server.shutdown()
+    server.shutdown()
     auth._jwks_client.cache_clear()
 
 
@@ -162,3 +156,37 @@ def test_token_with_an_unknown_key_id_is_refused(jwks):
     status, body = call(jwt.encode(claims(), other, "RS256", headers={"kid": "k2"}))
     assert status == 401
     assert body["message"] == "The bearer token is signed with an unknown key."
+
+
+@pytest.mark.parametrize("body", ['{"name": "Ada"}', "{}", '{"name": NaN}'], ids=["valid", "invalid", "undecodable"])
+def test_nested_auth_dependencies_run_before_the_body_whether_it_validates_or_not(aws, body):
+    # admin_user depends on bearer_user, which reads the Request: both run before any 400 about the body
+    assert call(None, "/functions/greet", body)[0] == 401
+    status, answer = call(issue_token(JWT_SECRET, "user-1", role="member"), "/functions/greet", body)
+    assert (status, answer["message"]) == (403, "Only administrators may do this.")
+    status, answer = call(issue_token(JWT_SECRET, "boss", role="admin"), "/functions/greet", body)
+    assert status == (200 if body == '{"name": "Ada"}' else 400)
+
+
+def test_dependency_overrides_apply_before_the_body_too(aws):
+    probe.dependency_overrides[bearer_user] = lambda: BearerUser(sub="stand-in", role="admin")
+    try:
+        assert call(None, "/functions/greet", '{"name": "Ada"}') == (200, {"hello": "Ada", "by": "stand-in"})
+        status, answer = call(None, "/functions/greet", "{}")
+        assert (status, answer["details"]) == (400, [{"field": "name", "message": "is required"}])
+    finally:
+        probe.dependency_overrides.clear()
+
+
+@pytest.mark.parametrize("body", ['{"name": "Ada"}', "{}"], ids=["valid", "invalid"])
+def test_a_dependency_that_fails_unexpectedly_is_the_contracts_500(aws, body):
+    status, answer = call(None, "/functions/broken", body)
+    assert (status, answer) == (
+        500,
+        {
+            "error": "Internal Server Error",
+            "message": "The service failed unexpectedly.",
+            "code": 500,
+            "requestId": "req-auth",
+        },
+    )

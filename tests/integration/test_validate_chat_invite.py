@@ -101,11 +101,32 @@ def test_invite_the_platform_still_returns_past_its_expiry_is_expired(invoke, pl
         "a" * 201,
         42,
         None,
+        # text that breaks URL parsing: odd ports, brackets, full-width characters, other schemes
+        "https://discord.gg:99999/svcDemo",
+        "https://discord.gg:/svcDemo",
+        "https://discord.gg:-1/svcDemo",
+        "discord.gg:abc/svcDemo",
+        "https://[discord.gg/svcDemo",
+        "https://discord.gg]/svcDemo",
+        "http://[::1]/svcDemo",
+        "https://\uff44\uff49\uff53\uff43\uff4f\uff52\uff44.gg/svcDemo",
+        "https://discord.gg\uff0fsvcDemo",
+        "https://discord.gg\uff03@evil.example/svcDemo",
+        "discord\uff0egg/svcDemo",
+        "javascript:alert(1)",
+        "mailto:svcDemo@discord.gg",
+        "data:text/html,svcDemo",
+        "https://user@discord.gg/svcDemo",
+        "https://discord.gg@evil.example/svcDemo",
+        # urllib deletes tabs and newlines: the code they split must not come out whole
+        "discord.gg/svc\tDemo",
+        "https://discord.gg/svc\nDemo",
+        "https://discord.gg/svcDemo\x00",
     ],
 )
 def test_anything_but_a_code_or_an_invite_link_is_rejected_naming_invite(invoke, platform, invite):
     response = check(invoke, invite)
-    assert response.status == 400
+    assert response.status == 400, response.body
     assert [detail["field"] for detail in response.body["details"]] == ["invite"]
     assert platform.requests("GET", "/invites/{code}") == []
 

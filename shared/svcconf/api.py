@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import uuid
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, CORSConfig, Response, content_types
 from aws_lambda_powertools.event_handler.api_gateway import _DEPENDS_CACHE_KEY
@@ -45,6 +45,9 @@ from svcconf.settings import get_settings
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
+    from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+    from aws_lambda_powertools.event_handler.types import EventHandlerInstance
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
 KIB = 1024
@@ -75,7 +78,7 @@ class SparseResponse(BaseModel):
         return {key: value for key, value in handler(self).items() if value is not None}
 
 
-def error_responses(*statuses: int) -> dict[int, dict[str, Any]]:
+def error_responses(*statuses: int) -> dict[int, OpenAPIResponse]:
     """OpenAPI entries for the error statuses an operation can answer, all with the contract's body."""
     return {
         status: {
@@ -126,10 +129,10 @@ class RequestGuard(OpenAPIRequestValidationMiddleware):
     """
 
     def __init__(self, max_body_bytes: int):
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]  # Powertools' __init__ is not annotated
         self.max_body_bytes = max_body_bytes
 
-    def handler(self, app, next_middleware):
+    def handler(self, app: EventHandlerInstance, next_middleware: NextMiddleware) -> Response[Any]:
         event = app.current_event
         body = event.body or ""
         raw = base64.b64decode(body) if event.is_base64_encoded else body.encode()  # API Gateway base64s non-text
@@ -198,7 +201,7 @@ class OperationResolver(APIGatewayRestResolver):
         return response
 
     # -- rendering ------------------------------------------------------------------------------------------
-    def error_response(self, error: ServiceError, headers: dict[str, str] | None = None) -> Response:
+    def error_response(self, error: ServiceError, headers: dict[str, str] | None = None) -> Response[Any]:
         status = int(error.status)
         body = ErrorBody(
             error=reason_phrase(status),
@@ -214,7 +217,7 @@ class OperationResolver(APIGatewayRestResolver):
             headers=headers,
         )
 
-    def _invalid_request(self, exc: RequestValidationError) -> Response:
+    def _invalid_request(self, exc: RequestValidationError) -> Response[Any]:
         details = _details_from(exc, self._json_body_or_none())
         summary = f"{details[0].field}: {details[0].message}" if len(details) == 1 else f"{len(details)} invalid fields"
         return self.error_response(BadRequest(f"Invalid request: {summary}.", details=details))
@@ -225,19 +228,19 @@ class OperationResolver(APIGatewayRestResolver):
         except ValueError:  # the body is not JSON: its error names "body" anyway
             return None
 
-    def _service_error(self, exc: ServiceError) -> Response:
+    def _service_error(self, exc: ServiceError) -> Response[Any]:
         if exc.status >= HTTPStatus.INTERNAL_SERVER_ERROR:
             logger.error("request failed", extra={"error": type(exc).__name__, "status": int(exc.status)})
         else:
             logger.info("request refused", extra={"error": type(exc).__name__, "status": int(exc.status)})
         return self.error_response(exc)
 
-    def _no_route(self, _exc: NotFoundError) -> Response:
+    def _no_route(self, _exc: NotFoundError) -> Response[Any]:
         if self.current_event.resource == self.path or self.current_event.path.endswith(self.path):
             return self.error_response(MethodNotAllowed(), headers={"Allow": "POST"})
         return self.error_response(NotFound("No such operation."))
 
-    def _unexpected(self, exc: Exception) -> Response:
+    def _unexpected(self, exc: Exception) -> Response[Any]:
         # The exception's text may hold library internals or secrets: it goes to the log, never to the caller.
         logger.exception("unexpected error", extra={"error": type(exc).__name__})
         return self.error_response(ServiceError())
@@ -259,15 +262,16 @@ def create_app(operation: str, *, max_body_bytes: int = 256 * KIB) -> OperationR
     return OperationResolver(operation, max_body_bytes=max_body_bytes)
 
 
-def lambda_entry_point(app: OperationResolver) -> Callable[[dict, Any], dict]:
+def lambda_entry_point(app: OperationResolver) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
     """The function's handler: the resolver under Logger (correlation id = API Gateway's request id),
     Metrics and Tracer, in Powertools' documented order."""
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
     @metrics.log_metrics(capture_cold_start_metric=True)
     @tracer.capture_lambda_handler(capture_response=False)
-    def lambda_handler(event: dict, context: Any) -> dict:
+    def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         budget.start(context)
         return app.resolve(event, context)
 
-    return lambda_handler
+    # Powertools' handler decorators are typed to return Any: this is the function they wrap, unchanged.
+    return cast("Callable[[dict[str, Any], Any], dict[str, Any]]", lambda_handler)

@@ -271,6 +271,7 @@ class Runner:
         )
         created = Counter(self.tpl.resource_type(logical_id) for logical_id in self.provisioned.refs)
         inventory = ", ".join(f"{count} {_RESOURCE_WORDS.get(kind or '', kind)}" for kind, count in created.items())
+        inventory = inventory.replace("1 KMS keys", "1 KMS key")
         self.say(f"  AWS             moto on {self.moto_url}: {inventory} ({time.monotonic() - started:.1f} s)")
 
     def function_environ(self, spec: FunctionSpec, function_name: str) -> dict[str, str]:

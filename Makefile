@@ -82,8 +82,8 @@ test: lint build openapi-check  ## everything CI runs: lint, build, openapi chec
 	$(SAY) "pytest: unit, integration, infrastructure and end-to-end tests on 2 workers (a few minutes)"
 	$(PY) -m pytest -n 2 --dist loadfile
 
-bench: venv  ## benchmarks that print figures
-	$(PY) -m bench
+bench: venv  ## benchmarks that print figures (all, or BENCH="init_time deploy")
+	$(PY) -m bench $(BENCH)
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .ruff_cache .mypy_cache

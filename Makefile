@@ -12,6 +12,12 @@ SAM := $(SAM_VENV)/bin/sam
 # sam build looks for `python3.13` on PATH; pyenv's shim may not answer, the interpreter itself does.
 SAM_ENV := PATH="$(dir $(PYTHON313)):$$PATH" SAM_CLI_TELEMETRY=0 AWS_DEFAULT_REGION=us-east-1
 PIP_QUIET := --quiet --disable-pip-version-check
+# Some machines' pip configuration names local index folders that do not all exist, and pip warns once per
+# package and folder ("WARNING: Location 'file:///…/simple/six/' is ignored: it is neither a file nor a
+# directory."): a hundred lines that bury what matters. Exactly that warning is dropped; every other line
+# of pip's, errors included, goes through, and pip's exit status is kept.
+PIP_NOISE := ^WARNING: Location '[^']*' is ignored: it is neither a file nor a directory\.$$
+PIP_FILTER = 2> >(grep -vE "$(PIP_NOISE)" >&2)
 # Progress lines: every step longer than a few seconds says what it does (pip --quiet alone is a silent minute).
 SAY = @printf '==> %s\n'
 COUNT_PINS = $$(cat $(1) | grep -cE '^[A-Za-z0-9]')
@@ -30,7 +36,7 @@ $(VENV)/.installed: requirements.txt shared/requirements.txt | check-python
 	$(SAY) "creating the virtualenv .venv with $(PYTHON313)"
 	$(PYTHON313) -m venv $(VENV)
 	$(SAY) "installing $(call COUNT_PINS,requirements.txt shared/requirements.txt) pinned packages and their dependencies into .venv (about a minute the first time; pip is quiet until it is done)"
-	@started=$$(date +%s); $(PY) -m pip install $(PIP_QUIET) -r requirements.txt && \
+	@started=$$(date +%s); $(PY) -m pip install $(PIP_QUIET) -r requirements.txt $(PIP_FILTER) && \
 	  printf '==> .venv ready (%s s)\n' "$(call SECONDS_SINCE,$$started)"
 	@touch $@
 
@@ -38,7 +44,7 @@ $(SAM_VENV)/.installed: requirements-sam.txt | check-python
 	$(SAY) "creating the virtualenv .venv-sam for SAM CLI (it pins boto3 and pydantic of its own)"
 	$(PYTHON313) -m venv $(SAM_VENV)
 	$(SAY) "installing $(call COUNT_PINS,requirements-sam.txt) pinned package (aws-sam-cli) and its dependencies into .venv-sam (about a minute the first time; pip is quiet until it is done)"
-	@started=$$(date +%s); $(SAM_VENV)/bin/pip install $(PIP_QUIET) -r requirements-sam.txt && \
+	@started=$$(date +%s); $(SAM_VENV)/bin/pip install $(PIP_QUIET) -r requirements-sam.txt $(PIP_FILTER) && \
 	  printf '==> .venv-sam ready (%s s)\n' "$(call SECONDS_SINCE,$$started)"
 	@touch $@
 

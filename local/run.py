@@ -233,8 +233,10 @@ class Runner:
         from local.seed import seed_service  # imports the layer's settings: not at the top, like local.aws
 
         self.start_backends()
+        started = time.monotonic()
         self.say("  seeding         a sample code, SVC-DEMO-2026, the dev user linked to a sandbox account ...")
         seeded = seed_service(self)
+        self.say(f"  seeding         done ({time.monotonic() - started:.1f} s)")
         self._start_api()
         self._start_pollers()
         return seeded

@@ -102,7 +102,7 @@ def seed_deploy_jobs(runner: Runner, event: dict[str, Any], chat_user_id: str | 
         if record.get("eventSource") != "aws:sqs":
             continue
         try:
-            job = json.loads(record.get("body") or "")
+            job = json.loads(str(record.get("body") or ""))
         except ValueError:
             continue
         if not isinstance(job, dict) or not {"user_id", "project_id", "deployment_id"} <= job.keys():
@@ -127,7 +127,7 @@ def deployment_outcomes(runner: Runner, event: dict[str, Any]) -> list[dict[str,
         repository = store.DeploymentRepository(settings.deployments_table)
         for record in event.get("Records") or []:
             try:
-                job = json.loads(record.get("body") or "")
+                job = json.loads(str(record.get("body") or ""))
                 deployment = repository.get(job["user_id"], job["project_id"], job["deployment_id"])
             except (ValueError, KeyError, TypeError):
                 continue
@@ -205,10 +205,10 @@ def render_result(result: Any) -> str:
     headers = {name: [value] for name, value in (result.get("headers") or {}).items()}
     headers |= result.get("multiValueHeaders") or {}
     lines += [f"{name}: {value}" for name, values in headers.items() for value in values]
-    body = result.get("body")
-    with contextlib.suppress(TypeError, ValueError):
+    body = "" if result.get("body") is None else str(result["body"])
+    with contextlib.suppress(ValueError):  # a body that is not JSON is shown as it is
         body = json.dumps(json.loads(body), indent=2)
-    return "\n".join([*lines, "", str(body if body is not None else "")])
+    return "\n".join([*lines, "", body])
 
 
 # ---------------------------------------------------------------- entry point

@@ -229,16 +229,16 @@ class Runner:
             print(message, flush=True)
 
     def start(self) -> Seeded:
-        """Everything `make run` starts, in order; the seeded data is written before any function starts."""
+        """Everything `make run` starts, in order, then the seeded data (while the functions' sandboxes warm)."""
         from local.seed import seed_service  # imports the layer's settings: not at the top, like local.aws
 
         self.start_backends()
+        self._start_api()
+        self._start_pollers()
         started = time.monotonic()
         self.say("  seeding         a sample code, SVC-DEMO-2026, the dev user linked to a sandbox account ...")
         seeded = seed_service(self)
         self.say(f"  seeding         done ({time.monotonic() - started:.1f} s)")
-        self._start_api()
-        self._start_pollers()
         return seeded
 
     def start_backends(self) -> None:

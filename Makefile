@@ -35,7 +35,7 @@ check-python:
 $(VENV)/.installed: requirements.txt shared/requirements.txt | check-python
 	$(SAY) "creating the virtualenv .venv with $(PYTHON313)"
 	$(PYTHON313) -m venv $(VENV)
-	$(SAY) "installing $(call COUNT_PINS,requirements.txt shared/requirements.txt) pinned packages and their dependencies into .venv (about a minute the first time; pip is quiet until it is done)"
+	$(SAY) "installing $(call COUNT_PINS,requirements.txt shared/requirements.txt) pinned packages and their dependencies into .venv (one to three minutes the first time; pip is quiet until it is done)"
 	@started=$$(date +%s); $(PY) -m pip install $(PIP_QUIET) -r requirements.txt $(PIP_FILTER) && \
 	  printf '==> .venv ready (%s s)\n' "$(call SECONDS_SINCE,$$started)"
 	@touch $@
@@ -43,7 +43,7 @@ $(VENV)/.installed: requirements.txt shared/requirements.txt | check-python
 $(SAM_VENV)/.installed: requirements-sam.txt | check-python
 	$(SAY) "creating the virtualenv .venv-sam for SAM CLI (it pins boto3 and pydantic of its own)"
 	$(PYTHON313) -m venv $(SAM_VENV)
-	$(SAY) "installing $(call COUNT_PINS,requirements-sam.txt) pinned package (aws-sam-cli) and its dependencies into .venv-sam (about a minute the first time; pip is quiet until it is done)"
+	$(SAY) "installing $(call COUNT_PINS,requirements-sam.txt) pinned package (aws-sam-cli) and its dependencies into .venv-sam (one to three minutes the first time; pip is quiet until it is done)"
 	@started=$$(date +%s); $(SAM_VENV)/bin/pip install $(PIP_QUIET) -r requirements-sam.txt $(PIP_FILTER) && \
 	  printf '==> .venv-sam ready (%s s)\n' "$(call SECONDS_SINCE,$$started)"
 	@touch $@

@@ -2,7 +2,7 @@
 # pip and Debian's packages). The Lambda runtime is Python 3.13; the Makefile looks for it, pyenv's included.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-.PHONY: help check-python venv sam-venv run test lint format build openapi openapi-check bench clean
+.PHONY: help check-python venv sam-venv run invoke test lint typecheck format build openapi openapi-check bench clean
 
 PYTHON313 ?= $(shell for p in python3.13 $$HOME/.pyenv/versions/3.13*/bin/python3.13 /root/.pyenv/versions/3.13*/bin/python3.13 /usr/local/bin/python3.13 /usr/bin/python3.13; do "$$p" -c 'import sys; assert sys.version_info[:2] == (3, 13)' >/dev/null 2>&1 && { echo "$$p"; break; }; done)
 VENV := .venv
@@ -12,6 +12,16 @@ SAM := $(SAM_VENV)/bin/sam
 # sam build looks for `python3.13` on PATH; pyenv's shim may not answer, the interpreter itself does.
 SAM_ENV := PATH="$(dir $(PYTHON313)):$$PATH" SAM_CLI_TELEMETRY=0 AWS_DEFAULT_REGION=us-east-1
 PIP_QUIET := --quiet --disable-pip-version-check
+# Some machines' pip configuration names local index folders that do not all exist, and pip warns once per
+# package and folder ("WARNING: Location 'file:///…/simple/six/' is ignored: it is neither a file nor a
+# directory."): a hundred lines that bury what matters. Exactly that warning is dropped; every other line
+# of pip's, errors included, goes through, and pip's exit status is kept.
+PIP_NOISE := ^WARNING: Location '[^']*' is ignored: it is neither a file nor a directory\.$$
+PIP_FILTER = 2> >(grep -vE "$(PIP_NOISE)" >&2)
+# Progress lines: every step longer than a few seconds says what it does (pip --quiet alone is a silent minute).
+SAY = @printf '==> %s\n'
+COUNT_PINS = $$(cat $(1) | grep -cE '^[A-Za-z0-9]')
+SECONDS_SINCE = $$(( $$(date +%s) - $(1) ))
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -23,14 +33,20 @@ check-python:
 	  exit 1; fi
 
 $(VENV)/.installed: requirements.txt shared/requirements.txt | check-python
+	$(SAY) "creating the virtualenv .venv with $(PYTHON313)"
 	$(PYTHON313) -m venv $(VENV)
-	$(PY) -m pip install $(PIP_QUIET) -r requirements.txt
-	touch $@
+	$(SAY) "installing $(call COUNT_PINS,requirements.txt shared/requirements.txt) pinned packages and their dependencies into .venv (one to three minutes the first time; pip is quiet until it is done)"
+	@started=$$(date +%s); $(PY) -m pip install $(PIP_QUIET) -r requirements.txt $(PIP_FILTER) && \
+	  printf '==> .venv ready (%s s)\n' "$(call SECONDS_SINCE,$$started)"
+	@touch $@
 
 $(SAM_VENV)/.installed: requirements-sam.txt | check-python
+	$(SAY) "creating the virtualenv .venv-sam for SAM CLI (it pins boto3 and pydantic of its own)"
 	$(PYTHON313) -m venv $(SAM_VENV)
-	$(SAM_VENV)/bin/pip install $(PIP_QUIET) -r requirements-sam.txt
-	touch $@
+	$(SAY) "installing $(call COUNT_PINS,requirements-sam.txt) pinned package (aws-sam-cli) and its dependencies into .venv-sam (one to three minutes the first time; pip is quiet until it is done)"
+	@started=$$(date +%s); $(SAM_VENV)/bin/pip install $(PIP_QUIET) -r requirements-sam.txt $(PIP_FILTER) && \
+	  printf '==> .venv-sam ready (%s s)\n' "$(call SECONDS_SINCE,$$started)"
+	@touch $@
 
 venv: $(VENV)/.installed  ## the development virtualenv (.venv, Python 3.13)
 
@@ -39,18 +55,27 @@ sam-venv: $(SAM_VENV)/.installed  ## SAM CLI in its own virtualenv (.venv-sam)
 run: venv  ## the service on http://127.0.0.1:$${PORT:-3000} with moto and the chat-platform sandbox
 	$(PY) -m local.run
 
-lint: venv sam-venv  ## ruff, cfn-lint and sam validate --lint
+invoke: venv  ## one function once with one event, no Docker: make invoke FN=<operation> [EVENT=events/<operation>.json]
+	@$(PY) -m local.invoke $(FN) $(EVENT)
+
+lint: venv sam-venv typecheck  ## ruff, mypy, cfn-lint and sam validate --lint
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) -m local.outside_paths  # the repository stands alone: nothing reads a folder beside it
 	$(VENV)/bin/cfn-lint template.yaml
+	$(SAY) "sam validate --lint (SAM CLI starts slowly: a few seconds)"
 	$(SAM_ENV) $(SAM) validate --lint --template template.yaml
+
+typecheck: venv  ## mypy: strict on the layer (shared/svcconf), the handlers (functions/) in full
+	$(SAY) "mypy on shared/svcconf and functions/ (the first run builds its cache: about 30 s)"
+	$(VENV)/bin/mypy shared/svcconf functions
 
 format: venv  ## ruff fix and format
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
 build: sam-venv  ## sam build (no Docker needed: the local Python matches the runtime)
+	$(SAY) "sam build: the layer's packages and $$(grep -c 'Type: AWS::Serverless::Function' template.yaml) functions into .aws-sam/build (about 30 s)"
 	$(SAM_ENV) $(SAM) build --template template.yaml --build-dir .aws-sam/build
 
 openapi: venv  ## regenerate openapi.json from the handlers
@@ -60,10 +85,11 @@ openapi-check: venv
 	$(PY) -m local.openapi --check
 
 test: lint build openapi-check  ## everything CI runs: lint, build, openapi check, all tests
+	$(SAY) "pytest: unit, integration, infrastructure and end-to-end tests on 2 workers (a few minutes)"
 	$(PY) -m pytest -n 2 --dist loadfile
 
-bench: venv  ## benchmarks that print figures
-	$(PY) -m bench
+bench: venv  ## benchmarks that print figures (all, or BENCH="init_time deploy")
+	$(PY) -m bench $(BENCH)
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .ruff_cache .mypy_cache

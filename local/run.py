@@ -22,6 +22,8 @@ import signal
 import socket
 import sys
 import threading
+import time
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -47,6 +49,7 @@ from local.template import (
 
 if TYPE_CHECKING:
     from local.aws import LocalAws, ProvisionedResources
+    from local.seed import Seeded
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE_PATH = REPO_ROOT / "template.yaml"
@@ -94,6 +97,14 @@ SAMPLE_CONFIGURATION: dict[str, Any] = {
         }
     ],
     "channels": [],
+}
+
+_RESOURCE_WORDS = {
+    "AWS::DynamoDB::Table": "tables",
+    "AWS::SQS::Queue": "queues",
+    "AWS::SecretsManager::Secret": "secrets",
+    "AWS::KMS::Key": "KMS keys",
+    "AWS::KMS::Alias": "KMS aliases",
 }
 
 log = logging.getLogger("local.run")
@@ -177,7 +188,8 @@ class Runner:
     settings: LocalSettings
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
-    quiet: bool = False
+    quiet: bool = False  # no access log
+    silent: bool = False  # no progress lines either
     moto: LocalAws | None = None
     provisioned: ProvisionedResources | None = None
     runtimes: dict[str, FunctionRuntime] = field(default_factory=dict)
@@ -211,22 +223,45 @@ class Runner:
                     links[secret_of_id[name]] = target
         return links
 
-    def start(self) -> None:
-        self._start_chat_sandbox()
-        self._start_aws()
+    def say(self, message: str) -> None:
+        """One progress line: what is starting, so nobody watches a silent terminal."""
+        if not self.silent:
+            print(message, flush=True)
+
+    def start(self) -> Seeded:
+        """Everything `make run` starts, in order, then the seeded data (while the functions' sandboxes warm)."""
+        from local.seed import seed_service  # imports the layer's settings: not at the top, like local.aws
+
+        self.start_backends()
         self._start_api()
         self._start_pollers()
+        started = time.monotonic()
+        self.say("  seeding         a sample code, SVC-DEMO-2026, the dev user linked to a sandbox account ...")
+        seeded = seed_service(self)
+        self.say(f"  seeding         done ({time.monotonic() - started:.1f} s)")
+        return seeded
+
+    def start_backends(self) -> None:
+        """What the functions talk to: the chat-platform sandbox and moto with the template's resources."""
+        self._start_chat_sandbox()
+        self._start_aws()
 
     def _start_chat_sandbox(self) -> None:
         if self.settings.values.get("CHAT_API_BASE_URL"):
+            self.say(f"  chat platform   {self.settings.values['CHAT_API_BASE_URL']} (CHAT_API_BASE_URL; no sandbox)")
             return  # the user points the service at a platform of their own
+        started = time.monotonic()
+        self.say("  chat platform   starting the sandbox (local/chat_sandbox) ...")
         sandbox = start_chat_sandbox(self.settings.values["SVC_BOT_TOKEN"])
         if sandbox is not None:
             self.chat_sandbox, base_url = sandbox
             state = getattr(self.chat_sandbox, "state", None)
             self.settings.use_sandbox(base_url, dict(getattr(state, "application", None) or {}))
+            self.say(f"  chat platform   sandbox on {base_url} ({time.monotonic() - started:.1f} s)")
 
     def _start_aws(self) -> None:
+        started = time.monotonic()
+        self.say("  AWS             starting moto and creating template.yaml's tables, queues, secrets, keys ...")
         from local.aws import LocalAws, provision  # imports boto3: not at the top, which every sandbox imports
 
         self.moto = LocalAws(region=LOCAL_REGION)
@@ -236,6 +271,10 @@ class Runner:
         self.provisioned = provision(
             self.tpl, secret_values=secret_values, endpoint_url=self.moto_url, region=LOCAL_REGION
         )
+        created = Counter(self.tpl.resource_type(logical_id) for logical_id in self.provisioned.refs)
+        inventory = ", ".join(f"{count} {_RESOURCE_WORDS.get(kind or '', kind)}" for kind, count in created.items())
+        inventory = inventory.replace("1 KMS keys", "1 KMS key")
+        self.say(f"  AWS             moto on {self.moto_url}: {inventory} ({time.monotonic() - started:.1f} s)")
 
     def function_environ(self, spec: FunctionSpec, function_name: str) -> dict[str, str]:
         assert self.provisioned is not None
@@ -287,6 +326,10 @@ class Runner:
         self._threads.append(thread)
         for runtime in self.runtimes.values():
             runtime.prewarm()
+        self.say(
+            f"  API Gateway     {self.base_url}: {len(self.runtimes)} functions, each warming one sandbox process"
+            " in the background"
+        )
 
     def _start_pollers(self) -> None:
         workers = worker_functions(self.tpl)
@@ -307,6 +350,7 @@ class Runner:
                 stop=self.stop_event,
             )
             self._threads.extend(poller.start())
+            self.say(f"  SQS             {worker.queue_logical_id} polled for {worker.logical_id}")
 
     def mint_sample_code(self) -> tuple[str, str]:
         """A deployment code with SAMPLE_CONFIGURATION, minted by the layer's own code: (code, expires_at)."""
@@ -362,22 +406,20 @@ def _print_settings(runner: Runner) -> None:
 
 def _state(runner: Runner) -> dict[str, Any]:
     """The state file's content, less the sample code: URLs, dev tokens, what reaches the local AWS."""
+    from local.seed import DEV_ADMIN, DEV_USER
     from local.tokens import issue_token
 
     assert runner.provisioned is not None
     globals_env = runner.provisioned.environment_for(None)
-    jwt_claims = {
-        "issuer": globals_env.get("SVC_JWT_ISSUER") or None,
-        "audience": globals_env.get("SVC_JWT_AUDIENCE") or None,
-    }
     jwt_secret = runner.settings.values["SVC_JWT_SECRET"]
+    issuer, audience = globals_env.get("SVC_JWT_ISSUER") or None, globals_env.get("SVC_JWT_AUDIENCE") or None
     return {
         "pid": os.getpid(),
         "base_url": runner.base_url,
         "moto_url": runner.moto_url,
         "region": LOCAL_REGION,
-        "user_token": issue_token(jwt_secret, "dev-user", **jwt_claims),
-        "admin_token": issue_token(jwt_secret, "dev-admin", role="admin", **jwt_claims),
+        "user_token": issue_token(jwt_secret, DEV_USER, issuer=issuer, audience=audience),
+        "admin_token": issue_token(jwt_secret, DEV_ADMIN, role="admin", issuer=issuer, audience=audience),
         "bot_token": runner.settings.values["SVC_BOT_TOKEN"],
         "operations": {f.operation: runner.base_url + f.path for f in api_functions(runner.tpl)},
         "chat_api_base_url": runner.settings.values.get("CHAT_API_BASE_URL"),
@@ -386,41 +428,147 @@ def _state(runner: Runner) -> dict[str, Any]:
     }
 
 
-def _banner(runner: Runner, state: dict[str, Any], mint_error: str | None) -> str:
+# Sample requests of the banner: (body, who calls). An operation not listed here (a new one in template.yaml)
+# gets `{}` and a pointer to the README; who calls it comes from openapi.json's security then.
+_DRY_RUN_CONFIGURATION = {
+    "name": "Local Sample Server",
+    "roles": [{"name": "Moderator", "color": "#3498DB", "permissions": ["KICK_MEMBERS", "MANAGE_MESSAGES"]}],
+    "categories": [{"name": "Community", "channels": [{"name": "welcome", "topic": "Say hello"}]}],
+}
+SAMPLE_REQUESTS: dict[str, tuple[dict[str, Any], str]] = {
+    "getConfigByCode": ({"code": "<sample code>"}, "bot"),
+    "manageBackup": ({"action": "list", "guild_id": "1191000000000001001"}, "bot"),
+    "validateChatInvite": ({"invite": "https://discord.gg/svcDemo"}, "user"),
+    "chatAuth": ({"code": "<oauth code>", "redirect_uri": "<redirect uri>"}, "user"),
+    "getChatGuilds": ({}, "user"),
+    "deployToChat": (
+        {
+            "action": "deploy",
+            "dry_run": True,
+            "guild_id": "1191000000000001005",
+            "project_id": SAMPLE_PROJECT_ID,
+            "project_name": SAMPLE_PROJECT_NAME,
+            "config": _DRY_RUN_CONFIGURATION,
+        },
+        "user",
+    ),
+    "svcAiChat": ({"messages": [{"role": "user", "content": "A small gaming community server"}]}, "user"),
+    "seedTemplates": ({"count": 5}, "admin"),
+}
+_SAMPLE_NOTES = {
+    "getConfigByCode": "the sample code's configuration (the bot's call)",
+    "manageBackup": "the backups of Svc Demo Guild (create one with action create, guild_id, backup_data)",
+    "validateChatInvite": "a sandbox invite (also Temp2026x: 7 days; Old2024y: expired)",
+    "chatAuth": "signs in with a single-use OAuth code just minted for {linked}, and links it to the user token",
+    "getChatGuilds": "{linked}'s servers: the user token is linked to {linked}",
+    "deployToChat": "a dry run on Alice's Build Lab; without dry_run it deploys (then action info, project_id)",
+    "svcAiChat": "needs ANTHROPIC_API_KEY (else 503)",
+    "seedTemplates": "administrators only: the admin token",
+}
+
+
+def _openapi_security(runner: Runner) -> dict[str, str]:
+    """operation → "bot" or "user" from the committed openapi.json's security requirements."""
+    try:
+        document = json.loads((runner.tpl.root / "openapi.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    found = {}
+    for path, methods in (document.get("paths") or {}).items():
+        schemes = {name for item in (methods.get("post") or {}).get("security") or [] for name in item}
+        found[path.rstrip("/").rsplit("/", 1)[-1]] = "bot" if "botToken" in schemes else "user"
+    return found
+
+
+def _sandbox_lines(runner: Runner) -> list[str]:
+    """The sandbox's users with their ids and the servers they manage, its bot, its invites."""
+    state = getattr(runner.chat_sandbox, "state", None)
+    if state is None:
+        return []
+    from local.chat_sandbox import control
+
+    _, _, body = control.handle(state, "GET", "/_sandbox/users", b"")  # what GET /_sandbox/users answers
+    users = json.loads(body)
+    lines = ["", f"Chat-platform sandbox users (control API: {_sandbox_root(runner)}/_sandbox/, see the README)"]
+    for user in users["users"]:
+        manages = "; ".join(
+            f"{guild['name']} {guild['id']}" + (" (owner)" if guild["owner"] else "") for guild in user["manages"]
+        )
+        lines.append(f"  {user['username']:<6} {user['id']}  manages: {manages or 'nothing'}")
+    lines.append(f"  bot    {users['bot']['id']}  {users['bot']['username']}")
+    with state.lock:
+        invites = sorted(state.invites)
+    if invites:
+        lines.append(f"  invites: {', '.join(invites)}")
+    return lines
+
+
+def _sandbox_root(runner: Runner) -> str:
+    return str(runner.settings.values.get("CHAT_API_BASE_URL", "")).split("/api/", 1)[0]
+
+
+def _banner(runner: Runner, state: dict[str, Any], seeded: Seeded) -> str:
     local_bot_token = "SVC_BOT_TOKEN" in runner.settings.defaults_used
     bot = state["bot_token"] if local_bot_token else "$SVC_BOT_TOKEN"  # never print the user's own token
     operations = {function.operation: function.path for function in api_functions(runner.tpl)}
     chat_platform = runner.settings.values.get("CHAT_API_BASE_URL") or "(the platform's default host)"
     if runner.chat_sandbox is not None:
-        chat_platform += "  (sandbox; its control API is under /_sandbox/)"
+        chat_platform += "  (the sandbox)"
+    linked = seeded.linked_chat_user
     lines = [
         "",
-        "Server configuration service, local",
+        "Server configuration service, local: everything lives in memory until the runner stops",
         f"  API            {runner.base_url}/functions/<operation>  ({', '.join(operations)})",
         f"  OpenAPI        {runner.base_url}/openapi.json",
         f"  AWS (moto)     {runner.moto_url}",
         f"  chat platform  {chat_platform}",
         f"  user token     {state['user_token']}",
+        f"                 (sub dev-user; {f'linked to the chat user {linked["username"]}' if linked else 'unlinked'})",
         f"  admin token    {state['admin_token']}",
+        "                 (sub dev-admin, role admin)",
         f"  bot token      {bot if local_bot_token else '(set: $SVC_BOT_TOKEN)'}",
     ]
     if state.get("sample_code"):
         lines.append(f"  sample code    {state['sample_code']}  (expires {state.get('sample_code_expires_at')})")
-    else:
-        lines.append(f"  sample code    not minted: {mint_error}")
-    lines.append("")
-    if "getConfigByCode" in operations:
-        code = state.get("sample_code") or "SVC-XXXX-XXXX"
+    if seeded.demo_code:
+        lines.append(f"  demo code      {seeded.demo_code}  (bound to alice: events/getConfigByCode.json)")
+    lines.extend(f"  not seeded     {problem}" for problem in seeded.problems)
+    lines.extend(_sandbox_lines(runner))
+    lines += ["", "Every operation, ready to paste:"]
+    security = _openapi_security(runner)
+    oauth_code, redirect_uri = _fresh_oauth_code(runner, linked)
+    for operation, path in operations.items():
+        body, caller = SAMPLE_REQUESTS.get(operation, ({}, security.get(operation, "user")))
+        note = _SAMPLE_NOTES.get(operation, f"a sample body is not known here: see the README's {operation} section")
+        text = json.dumps(body, separators=(", ", ": "))
+        text = text.replace("<sample code>", state.get("sample_code") or "SVC-XXXX-XXXX")
+        text = text.replace("<oauth code>", oauth_code or "<POST /_sandbox/oauth/codes>")
+        text = text.replace("<redirect uri>", redirect_uri)
+        header = {
+            "bot": f'-H "x-bot-token: {bot}"',
+            "user": f"-H 'Authorization: Bearer {state['user_token']}'",
+            "admin": f"-H 'Authorization: Bearer {state['admin_token']}'",
+        }[caller]
+        lines.append(f"  # {operation}: {note.format(linked=linked['username'] if linked else 'alice')}")
         lines.append(
-            f"  curl -s -X POST {runner.base_url}{operations['getConfigByCode']} -H 'Content-Type: application/json'"
-            f' -H "x-bot-token: {bot}" -d \'{{"code": "{code}"}}\''
+            f"  curl -s -X POST {runner.base_url}{path} -H 'Content-Type: application/json' {header} -d '{text}'"
         )
-    if "manageBackup" in operations:
+    if oauth_code and linked:
         lines.append(
-            f"  curl -s -X POST {runner.base_url}{operations['manageBackup']} -H 'Content-Type: application/json'"
-            f' -H "x-bot-token: {bot}" -d \'{{"action": "list", "guild_id": "123456789012345678"}}\''
+            f"  # another OAuth code (single use): curl -s -X POST {_sandbox_root(runner)}/_sandbox/oauth/codes"
+            f' -d \'{{"user_id": "{linked["id"]}"}}\''
         )
+    lines.append("  # one function with one event, no server: make invoke FN=<operation> (events/<operation>.json)")
     return "\n".join(lines) + "\n"
+
+
+def _fresh_oauth_code(runner: Runner, linked: dict[str, str] | None) -> tuple[str | None, str]:
+    """A single-use sandbox OAuth code for the linked user, for the chatAuth curl; (None, uri) without a sandbox."""
+    redirect_uri = runner.settings.values.get("CHAT_REDIRECT_URIS", LOCAL_REDIRECT_URIS).split(",")[0].strip()
+    state = getattr(runner.chat_sandbox, "state", None)
+    if state is None or linked is None:
+        return None, redirect_uri
+    return state.mint_code(linked["id"], redirect_uri), redirect_uri
 
 
 def _write_state(path: Path, state: dict[str, Any]) -> None:
@@ -470,17 +618,15 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
     try:
-        runner.start()
+        print(f"Starting the service of {args.template.name} without Docker:", flush=True)
+        seeded = runner.start()
         print(f"PORT: {runner.port}" + (" (local default)" if args.port is None and not os.environ.get("PORT") else ""))
         _print_settings(runner)
         state = _state(runner)
-        mint_error = None
-        try:
-            state["sample_code"], state["sample_code_expires_at"] = runner.mint_sample_code()
-        except Exception as exc:
-            mint_error = f"{type(exc).__name__}: {exc}"
-            print(f"could not mint a sample code: {mint_error}", file=sys.stderr)
-        print(_banner(runner, state, mint_error))
+        state["sample_code"], state["sample_code_expires_at"] = seeded.sample_code, seeded.sample_code_expires_at
+        for problem in seeded.problems:
+            print(f"could not seed: {problem}", file=sys.stderr)
+        print(_banner(runner, state, seeded))
         if args.state_file:
             _write_state(args.state_file, state)
         print(f"Ready on {runner.base_url}", flush=True)

@@ -23,11 +23,12 @@ from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 
 if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
 
 class DeployJobRecord(SqsRecordModel):
-    body: Json[DeployJob]  # type: ignore[assignment]
+    body: Json[DeployJob]
 
 
 # One message per batch: report its failure as such rather than as an error of the whole invocation.
@@ -36,7 +37,10 @@ idempotency = IdempotencyConfig(event_key_jmespath="messageId")
 persistence = DynamoDBPersistenceLayer(table_name=get_settings().idempotency_table)
 
 
-@idempotent_function(data_keyword_argument="record", config=idempotency, persistence_store=persistence)
+# Powertools' idempotent_function is not annotated: the decorated function keeps its signature.
+@idempotent_function(  # type: ignore[untyped-decorator]
+    data_keyword_argument="record", config=idempotency, persistence_store=persistence
+)
 def run_deployment(record: DeployJobRecord, lambda_context: LambdaContext) -> str:
     try:
         run_job(record.body, lambda: lambda_context.get_remaining_time_in_millis() / 1000)
@@ -51,6 +55,6 @@ def run_deployment(record: DeployJobRecord, lambda_context: LambdaContext) -> st
 
 @logger.inject_lambda_context
 @metrics.log_metrics
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     idempotency.register_lambda_context(context)
     return process_partial_response(event=event, record_handler=run_deployment, processor=processor, context=context)

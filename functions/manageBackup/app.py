@@ -57,6 +57,8 @@ def manage_backup(
 ) -> Response[BackupResponse]:
     if request.action == "create":
         require_fields(request, "guild_id", "backup_data", action="create")
+        assert request.guild_id is not None  # require_fields refused None
+        assert request.backup_data is not None
         created = create_backup(
             request.guild_id, request.backup_data, guild_name=request.guild_name, label=request.label
         )
@@ -64,8 +66,10 @@ def manage_backup(
         return _answer(BackupResponse(data=created), status_code=201)
     if request.action == "list":
         require_fields(request, "guild_id", action="list")
+        assert request.guild_id is not None  # require_fields refused None
         return _answer(BackupResponse(backups=list_backups(request.guild_id)))
     require_fields(request, "backup_id", action="get")
+    assert request.backup_id is not None  # require_fields refused None
     return _answer(BackupResponse(data=get_backup(request.backup_id, guild_id=request.guild_id)))
 
 

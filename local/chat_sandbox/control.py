@@ -1,12 +1,14 @@
 """The sandbox's own API under `/_sandbox/` (not the platform's): settings, OAuth codes, reset, and views of
 its users and guilds for people and end-to-end tests. Errors come in the service's error body
-(`{"error": "Bad Request", "message": "...", "code": 400, "details": [...]}`). The README documents each endpoint.
+(`{"error": "Bad Request", "message": "...", "code": 400, "details": [...], "requestId": "..."}`).
+The README documents each endpoint.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -201,6 +203,10 @@ def _validated[T](build: Callable[[], T]) -> T:
         raise ControlError(400, f"Invalid request: {summary}.", details) from None
 
 
-def _error(status: int, message: str, details: list[FieldError] | None = None, headers: dict[str, str] | None = None):
-    body = ErrorBody(error=reason_phrase(status), message=message, code=status, details=details)
-    return render(status, body.model_dump(exclude_none=True), headers)
+def _error(
+    status: int, message: str, details: list[FieldError] | None = None, headers: dict[str, str] | None = None
+) -> Answer:
+    """The service's error body, `requestId` included (and as `x-request-id`, as the service sends it)."""
+    request_id = str(uuid.uuid4())
+    body = ErrorBody(error=reason_phrase(status), message=message, code=status, details=details, requestId=request_id)
+    return render(status, body.model_dump(exclude_none=True), {**(headers or {}), "x-request-id": request_id})

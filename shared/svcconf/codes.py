@@ -37,8 +37,8 @@ def _repository() -> CodeRepository:
 
 
 def new_code_text() -> str:
-    block = lambda: "".join(secrets.choice(CODE_ALPHABET) for _ in range(4))  # noqa: E731
-    return f"SVC-{block()}-{block()}"
+    blocks = ("".join(secrets.choice(CODE_ALPHABET) for _ in range(4)) for _ in range(2))
+    return "SVC-" + "-".join(blocks)
 
 
 def mint_code(

@@ -67,7 +67,8 @@ PERMISSION_BITS: dict[str, int] = {
 }
 
 # A permission flag name; members are plain strings, so `Permission.VIEW_CHANNEL == "VIEW_CHANNEL"`.
-Permission = StrEnum("Permission", [(name, name) for name in PERMISSION_BITS], module=__name__)
+# mypy reads the members of an enum only from literal values; these are PERMISSION_BITS's keys.
+Permission = StrEnum("Permission", [(name, name) for name in PERMISSION_BITS], module=__name__)  # type: ignore[misc]
 
 ALL_PERMISSIONS: int = sum(1 << bit for bit in PERMISSION_BITS.values())
 ADMINISTRATOR = "ADMINISTRATOR"

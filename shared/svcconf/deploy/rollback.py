@@ -127,10 +127,10 @@ def plan_rollback(
     before_roles = {role.id: role for role in snapshot.roles}
     before_channels = {channel.id: channel for channel in snapshot.channels}
     for key, object_id in updated.items():
-        kind = _kind_of(key)
-        if kind == "role" and object_id in live_roles and object_id in before_roles:
+        updated_kind = _kind_of(key)
+        if updated_kind == "role" and object_id in live_roles and object_id in before_roles:
             _restore_role(items, steps, key, live_roles[object_id], before_roles[object_id])
-        elif kind in ("channel", "category") and object_id in live_channels and object_id in before_channels:
+        elif updated_kind in ("channel", "category") and object_id in live_channels and object_id in before_channels:
             _restore_channel(items, steps, key, live_channels[object_id], before_channels[object_id])
     reorder = _restore_order(live, snapshot, deleted_roles)
     if reorder is not None:

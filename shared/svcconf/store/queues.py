@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 
 from svcconf.store.dynamo import CLIENT_CONFIG
 
+if TYPE_CHECKING:
+    from types_boto3_sqs import SQSClient  # development-only stubs (requirements.txt)
+
 MAX_DELAY_SECONDS = 900  # SQS's limit on a message's delay
 
 
 @cache
-def _sqs() -> Any:
+def _sqs() -> SQSClient:
     return boto3.client("sqs", config=CLIENT_CONFIG)
 
 

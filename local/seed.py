@@ -1,0 +1,182 @@
+"""The data `make run` and `make invoke` seed into the embedded services, so that the banner's curls and every
+file in events/ work as they stand: a deployment code, a chat account linked to the dev user, and (for the
+deploy worker's event) a queued deployment.
+
+Everything is written by the layer's own code (svcconf), in this process, with the environment the template
+gives the function that would write it in AWS: the seeded items are exactly what the service writes itself.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from local.template import LOCAL_NAME_PREFIX, all_functions, layers
+
+if TYPE_CHECKING:
+    from local.run import Runner
+
+DEV_USER = "dev-user"  # the `sub` of the banner's user token and of the bearer token in events/*.json
+DEV_ADMIN = "dev-admin"
+DEMO_CODE = "SVC-DEMO-2026"  # events/getConfigByCode.json asks for it
+DEMO_PROJECT_ID = "sample-project"  # events/deployToChat.json and events/deployWorker.json
+DEMO_PROJECT_NAME = "Sample community"
+BUILD_GUILD_ID = "1191000000000001005"  # the sandbox's "Alice's Build Lab": empty, alice owns it, for deploys
+LINKED_USERNAME = "alice"  # the sandbox user whose account the seeding links to DEV_USER
+DEPLOYMENT_LOCK_SECONDS = 2 * 3600
+
+
+@dataclass
+class Seeded:
+    """What was seeded, for the banner; `problems` says what could not be and why."""
+
+    sample_code: str | None = None
+    sample_code_expires_at: str | None = None
+    demo_code: str | None = None
+    linked_chat_user: dict[str, str] | None = None  # {id, username} of the account linked to DEV_USER
+    problems: list[str] = field(default_factory=list)
+
+
+def function_named(runner: Runner, name: str) -> Any:
+    """A function of the template by its operation name (the folder under functions/) or its logical id."""
+    for spec in all_functions(runner.tpl):
+        if name in (spec.logical_id, spec.code_dir.name):
+            return spec
+    known = ", ".join(sorted(spec.code_dir.name for spec in all_functions(runner.tpl)))
+    raise KeyError(f"no function {name!r} in template.yaml (known: {known})")
+
+
+@contextmanager
+def layer_environment(runner: Runner, function: str) -> Iterator[None]:
+    """os.environ as the template sets it for `function`, the layer importable, its cached settings fresh."""
+    spec = function_named(runner, function)
+    environ = runner.function_environ(spec, spec.function_name or f"{LOCAL_NAME_PREFIX}{spec.logical_id}")
+    # The layer logs through Powertools; the runner's terminal wants its own lines, not the seeding's INFO.
+    environ |= {"POWERTOOLS_LOG_LEVEL": "WARNING", "AWS_LAMBDA_LOG_LEVEL": "WARNING"}
+    for path in reversed([str(runner.tpl.root), *(str(layer.import_dir) for layer in layers(runner.tpl))]):
+        if path not in sys.path:
+            sys.path.insert(0, path)
+    saved = {name: os.environ.get(name) for name in environ}
+    os.environ.update(environ)
+    _clear_layer_caches()
+    importlib.import_module("svcconf.observability")  # sets the SDK's loggers to INFO, for Lambda's sake
+    for sdk in ("boto3", "botocore"):
+        logging.getLogger(sdk).setLevel(logging.WARNING)  # the runner's terminal is not a Lambda's log
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        _clear_layer_caches()
+
+
+def _clear_layer_caches() -> None:
+    for module_name, cached in (("svcconf.settings", "get_settings"), ("svcconf.chat", "get_chat_client")):
+        module = sys.modules.get(module_name)
+        if module is not None:
+            getattr(module, cached).cache_clear()
+
+
+def sandbox_user(runner: Runner, username: str) -> dict[str, Any] | None:
+    state = getattr(runner.chat_sandbox, "state", None)
+    if state is None:
+        return None
+    with state.lock:
+        return next((dict(user) for user in state.users.values() if user.get("username") == username), None)
+
+
+def seed_service(runner: Runner) -> Seeded:
+    """The sample code (random, SAMPLE_CONFIGURATION), DEMO_CODE, and alice's chat account linked to DEV_USER."""
+    from local.run import SAMPLE_CONFIGURATION
+
+    seeded = Seeded()
+    try:
+        seeded.sample_code, seeded.sample_code_expires_at = runner.mint_sample_code()
+    except Exception as exc:
+        seeded.problems.append(f"sample code not minted: {type(exc).__name__}: {exc}")
+    alice = sandbox_user(runner, LINKED_USERNAME)
+    try:
+        with layer_environment(runner, "getConfigByCode"):
+            seeded.demo_code = _store_demo_code(SAMPLE_CONFIGURATION, alice["id"] if alice else None)
+    except Exception as exc:
+        seeded.problems.append(f"{DEMO_CODE} not stored: {type(exc).__name__}: {exc}")
+    if alice is None:
+        seeded.problems.append("no chat account linked: the sandbox is not running (CHAT_API_BASE_URL is set)")
+        return seeded
+    try:
+        with layer_environment(runner, "chatAuth"):
+            seeded.linked_chat_user = _link_chat_account(runner, alice["id"])
+    except Exception as exc:
+        seeded.problems.append(f"{LINKED_USERNAME} not linked to {DEV_USER}: {type(exc).__name__}: {exc}")
+    return seeded
+
+
+def _store_demo_code(configuration: dict[str, Any], chat_user_id: str | None) -> str:
+    """DEMO_CODE with the sample configuration, bound to the linked chat user: the codes store's own insert."""
+    store = importlib.import_module("svcconf.store.codes")
+    settings = importlib.import_module("svcconf.settings").get_settings()
+    now = datetime.now(UTC)
+    record = store.CodeRecord(
+        code=DEMO_CODE,
+        project_id=DEMO_PROJECT_ID,
+        project_name=DEMO_PROJECT_NAME,
+        configuration=configuration,
+        chat_user_id=chat_user_id,
+        created_at=now,
+        expires_at=now + timedelta(hours=settings.code_ttl_hours),
+    )
+    store.CodeRepository(settings.codes_table).insert(record)  # False if it exists: it is there either way
+    return DEMO_CODE
+
+
+def _link_chat_account(runner: Runner, chat_user_id: str) -> dict[str, str]:
+    """What chatAuth does for DEV_USER with a code the sandbox mints for the user, as if they had signed in."""
+    chat_accounts = importlib.import_module("svcconf.chat_accounts")
+    auth = importlib.import_module("svcconf.auth")
+    redirect_uri = importlib.import_module("svcconf.settings").get_settings().chat_redirect_uris[0]
+    code = runner.chat_sandbox.state.mint_code(chat_user_id, redirect_uri)
+    identity = chat_accounts.sign_in(code, redirect_uri, auth.BearerUser(sub=DEV_USER))
+    return {"id": identity.chatUserId, "username": identity.chatUsername}
+
+
+def seed_deployment(runner: Runner, job: dict[str, Any], chat_user_id: str) -> str:
+    """A queued deployment of the sample configuration to BUILD_GUILD_ID for a deploy job (the worker's
+    message), stored and locked as deployToChat stores it; says what it did."""
+    from local.run import SAMPLE_CONFIGURATION
+
+    with layer_environment(runner, "deployToChat"):
+        store = importlib.import_module("svcconf.store.deployments")
+        settings = importlib.import_module("svcconf.settings").get_settings()
+        repository = store.DeploymentRepository(settings.deployments_table)
+        user_id, project_id, deployment_id = job["user_id"], job["project_id"], job["deployment_id"]
+        if repository.get(user_id, project_id, deployment_id) is not None:
+            return f"deployment {deployment_id} is already stored"
+        guild = runner.chat_sandbox.state.guild(BUILD_GUILD_ID)
+        now = datetime.now(UTC)
+        record = store.DeploymentRecord(
+            deployment_id=deployment_id,
+            kind="deploy",
+            user_id=user_id,
+            chat_user_id=chat_user_id,
+            project_id=project_id,
+            project_name=DEMO_PROJECT_NAME,
+            guild_id=guild["id"],
+            guild_name=guild["name"],
+            status="queued",
+            configuration=SAMPLE_CONFIGURATION,
+            created_at=now,
+            updated_at=now,
+        )
+        epoch = int(now.timestamp())
+        repository.start(record, lock_expiration=epoch + DEPLOYMENT_LOCK_SECONDS, now=epoch)
+        return f"queued deployment {deployment_id} of the sample configuration to {guild['name']} ({guild['id']})"

@@ -97,7 +97,7 @@ def run() -> None:
     print(f"  {'handler':<64} {'min':>8} {'median':>9} {'max':>8}   median / minimal")
     with tempfile.TemporaryDirectory() as scratch:
         Path(scratch, "minimal_handler.py").write_text(MINIMAL_HANDLER)
-        baseline = _row("minimal Powertools handler (Logger, Metrics, validating resolver)", "minimal_handler", [scratch])
+        baseline = _row("minimal Powertools handler (Logger, Metrics, resolver)", "minimal_handler", [scratch])
     for name, module, environment in functions:
         _row(f"{name} ({module})", module, [str(ROOT / "shared"), str(ROOT)], environment, baseline)
 

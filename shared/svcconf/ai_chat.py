@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, Field, ValidationError
+from pydantic_core import PydanticCustomError
 
 from svcconf import budget
 from svcconf.ai import AiFailed, AiOutputInvalid, AiRefused, AiTimeout, AiTruncated, require_provider
@@ -46,11 +47,15 @@ CONTEXT_OPEN, CONTEXT_CLOSE = "<service_context>", "</service_context>"
 
 
 def _https_only(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme.lower() != "https" or not parts.hostname:
-        raise ValueError("must be an https:// URL")
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:  # e.g. an unbalanced IPv6 bracket
+        host = None
+    if host is None or parts.scheme.lower() != "https" or any(c.isspace() for c in url):
+        raise PydanticCustomError("https_url", "must be an https:// URL")
     if parts.username or parts.password:
-        raise ValueError("must not carry credentials")
+        raise PydanticCustomError("https_url", "must not carry credentials")
     return url
 
 

@@ -435,14 +435,11 @@ def test_without_a_key_the_operation_answers_503(invoke, chat, monkeypatch) -> N
     assert chat.requests == []
 
 
-def test_a_key_secret_without_a_value_is_503_too(invoke, chat, aws) -> None:
-    secret_id = aws.environment_for(FUNCTION)["ANTHROPIC_API_KEY_SECRET_ID"]
-    client = boto3.client("secretsmanager", region_name="us-east-1")
-    for version in client.list_secret_version_ids(SecretId=secret_id)["Versions"]:
-        if "AWSCURRENT" in version.get("VersionStages", []):
-            client.update_secret_version_stage(
-                SecretId=secret_id, VersionStage="AWSCURRENT", RemoveFromVersionId=version["VersionId"]
-            )
+def test_a_key_secret_without_a_value_is_503_too(invoke, chat, monkeypatch) -> None:
+    # As the template creates it: the secret exists, its value is put after the first deploy
+    empty = boto3.client("secretsmanager", region_name="us-east-1").create_secret(Name="ai-key-not-set-yet")["ARN"]
+    monkeypatch.setenv("ANTHROPIC_API_KEY_SECRET_ID", empty)
+    get_settings.cache_clear()
     parameters.clear_caches()
 
     response = ask(invoke, {"messages": [user("hi")]})

@@ -11,6 +11,7 @@ import time
 
 PIECES = [
     "init_time",
+    "ai",
     "xray_init",
     "chat_rate_limits",
     "guilds",

@@ -28,3 +28,7 @@ def _no_leftover_time_budget():
     budget.stop()
     yield
     budget.stop()
+
+
+# The fake AI provider (the local model over loopback HTTP) for every test that asks for it.
+from tests.ai_helpers import fake_provider, local_model_server  # noqa: E402, F401

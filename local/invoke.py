@@ -225,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
 
     settings = LocalSettings.from_environ(dict(os.environ))
     settings.concurrency = 1
+    if not settings.ai_provider and not os.environ.get("ANTHROPIC_API_KEY"):
+        settings.ai_provider = "local"  # so the AI functions' events work as committed, without a key
     runner = Runner(tpl=load_template(args.template), settings=settings, quiet=True, silent=args.json)
     if not args.function:
         print(f"usage: make invoke FN=<operation> [EVENT=<file>]\n\n{_functions_help(runner)}")

@@ -57,6 +57,7 @@ LOCAL_JWT_SECRET = "local-dev-jwt-secret-not-for-production-0123456789abcdef0123
 LOCAL_BOT_TOKEN = "local-dev-bot-token"  # noqa: S105
 LOCAL_REDIRECT_URIS = "http://127.0.0.1:5173/auth/callback"
 PASS_THROUGH_PREFIXES = ("CHAT_", "ANTHROPIC_")
+AI_PROVIDERS = ("", "anthropic", "local")
 # Variables whose value is a secret: put into the template's Secrets Manager secret when the function's
 # environment names one by its id variable, else given to the function in clear. The id variable follows the
 # settings' naming: SVC_JWT_SECRET -> SVC_JWT_SECRET_ID, SVC_BOT_TOKEN -> SVC_BOT_TOKEN_SECRET_ID.
@@ -109,6 +110,7 @@ class LocalSettings:
     values: dict[str, str]
     defaults_used: set[str]
     concurrency: int
+    ai_provider: str = ""  # SVC_AI_PROVIDER: "local" serves the local model; unset: the provider's API
 
     @classmethod
     def from_environ(cls, environ: dict[str, str]) -> LocalSettings:
@@ -122,7 +124,16 @@ class LocalSettings:
             values["CHAT_REDIRECT_URIS"] = LOCAL_REDIRECT_URIS
             defaults_used.add("CHAT_REDIRECT_URIS")
         concurrency = int(environ.get("SVC_LOCAL_CONCURRENCY") or DEFAULT_CONCURRENCY)
-        return cls(values=values, defaults_used=defaults_used, concurrency=max(1, concurrency))
+        ai_provider = (environ.get("SVC_AI_PROVIDER") or "").strip().lower()
+        if ai_provider not in AI_PROVIDERS:
+            raise SystemExit(f"SVC_AI_PROVIDER={ai_provider}: use 'local' (the local model) or leave it unset")
+        return cls(values=values, defaults_used=defaults_used, concurrency=max(1, concurrency), ai_provider=ai_provider)
+
+    def use_local_model(self, base_url: str, api_key: str) -> None:
+        """Point the AI functions at the local model: its URL and a placeholder key (into the key's secret)."""
+        for name, value in (("ANTHROPIC_BASE_URL", base_url), ("ANTHROPIC_API_KEY", api_key)):
+            self.values[name] = value
+            self.defaults_used.add(name)
 
     def use_sandbox(self, base_url: str, application: dict[str, Any]) -> None:
         """Point the functions at the sandbox and, unless set, use its OAuth2 client."""
@@ -183,6 +194,7 @@ class Runner:
     runtimes: dict[str, FunctionRuntime] = field(default_factory=dict)
     server: ApiServer | None = None
     chat_sandbox: Any = None
+    local_model: Any = None
     stop_event: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)
 
@@ -213,6 +225,7 @@ class Runner:
 
     def start(self) -> None:
         self._start_chat_sandbox()
+        self._start_local_model()
         self._start_aws()
         self._start_api()
         self._start_pollers()
@@ -225,6 +238,14 @@ class Runner:
             self.chat_sandbox, base_url = sandbox
             state = getattr(self.chat_sandbox, "state", None)
             self.settings.use_sandbox(base_url, dict(getattr(state, "application", None) or {}))
+
+    def _start_local_model(self) -> None:
+        if self.settings.ai_provider != "local":
+            return
+        from local.ai_model import LOCAL_API_KEY, start_local_model
+
+        self.local_model = start_local_model(host="127.0.0.1", port=0)
+        self.settings.use_local_model(self.local_model.base_url, LOCAL_API_KEY)
 
     def _start_aws(self) -> None:
         from local.aws import LocalAws, provision  # imports boto3: not at the top, which every sandbox imports
@@ -336,6 +357,9 @@ class Runner:
         if self.chat_sandbox is not None:
             with contextlib.suppress(Exception):
                 self.chat_sandbox.shutdown()
+        if self.local_model is not None:
+            with contextlib.suppress(Exception):
+                self.local_model.shutdown()
         for thread in self._threads:
             thread.join(timeout=3)
 
@@ -356,6 +380,8 @@ def _print_settings(runner: Runner) -> None:
     ):
         print(settings.describe(name))
     print(settings.describe("ANTHROPIC_API_KEY", unset_note="unset: AI operations answer 503"))
+    if runner.local_model is not None:
+        print(f"SVC_AI_PROVIDER: local (the local model answers on {runner.local_model.base_url}/v1/messages)")
     if runner.chat_sandbox is None and "CHAT_API_BASE_URL" not in os.environ:
         print("chat-platform sandbox: local/chat_sandbox.py is missing; chat calls go to the platform's host")
     print(f"SVC_LOCAL_CONCURRENCY: {settings.concurrency} sandbox(es) per function")
@@ -382,6 +408,7 @@ def _state(runner: Runner) -> dict[str, Any]:
         "bot_token": runner.settings.values["SVC_BOT_TOKEN"],
         "operations": {f.operation: runner.base_url + f.path for f in api_functions(runner.tpl)},
         "chat_api_base_url": runner.settings.values.get("CHAT_API_BASE_URL"),
+        "ai_base_url": runner.settings.values.get("ANTHROPIC_BASE_URL"),
         "codes_table": globals_env.get("CODES_TABLE_NAME"),
         "env": globals_env | runner.aws_environment(),
     }
@@ -415,6 +442,12 @@ def _banner(runner: Runner, state: dict[str, Any], mint_error: str | None) -> st
         lines.append(
             f"  curl -s -X POST {runner.base_url}{operations['getConfigByCode']} -H 'Content-Type: application/json'"
             f' -H "x-bot-token: {bot}" -d \'{{"code": "{code}"}}\''
+        )
+    if "svcAiChat" in operations:
+        chat_body = '{"messages": [{"role": "user", "content": "A server for our gaming clan"}]}'
+        lines.append(
+            f"  curl -s -X POST {runner.base_url}{operations['svcAiChat']} -H 'Content-Type: application/json'"
+            f" -H 'Authorization: Bearer {state['user_token']}' -d '{chat_body}'"
         )
     if "manageBackup" in operations:
         lines.append(

@@ -82,6 +82,16 @@ class Settings(BaseModel):
     chat_max_wait_seconds: float = Field(20.0, ge=0, alias="CHAT_MAX_WAIT_SECONDS")
     kms_key_id: str | None = Field(None, alias="CHAT_TOKENS_KMS_KEY_ID")
 
+    # The AI provider (Messages API): the key in clear locally, by Secrets Manager id in AWS
+    anthropic_api_key: SecretStr | None = Field(None, alias="ANTHROPIC_API_KEY")
+    anthropic_api_key_secret_id: str | None = Field(None, alias="ANTHROPIC_API_KEY_SECRET_ID")
+    anthropic_base_url: str | None = Field(None, alias="ANTHROPIC_BASE_URL")
+    ai_model: str = Field("claude-sonnet-5-5", min_length=1, alias="SVC_AI_MODEL")
+    template_model: str = Field("claude-haiku-5-5", min_length=1, alias="SVC_TEMPLATE_MODEL")
+    # One provider call's own cap; the invocation's time left (svcconf.budget) clips it further.
+    ai_timeout_seconds: float = Field(25.0, gt=0, alias="SVC_AI_TIMEOUT_SECONDS")
+    ai_max_tokens: int = Field(8192, ge=256, le=21333, alias="SVC_AI_MAX_TOKENS")
+
     # CORS for the web app
     cors_allow_origin: str = Field("*", alias="SVC_CORS_ALLOW_ORIGIN")
 
@@ -95,6 +105,9 @@ class Settings(BaseModel):
 
     def resolved_chat_client_secret(self) -> str | None:
         return _resolve_secret(self.chat_client_secret, self.chat_client_secret_id)
+
+    def resolved_anthropic_api_key(self) -> str | None:
+        return _resolve_secret(self.anthropic_api_key, self.anthropic_api_key_secret_id)
 
 
 @cache

@@ -18,8 +18,10 @@ from aws_lambda_powertools.utilities.idempotency import (
 from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from aws_lambda_powertools.utilities.parser.types import Json
 
+from svcconf import budget
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
+from svcconf.templates.generation import generate_templates  # loads the AI SDK: in the init phase
 from svcconf.templates.seeding import TemplateMessage, run_message
 
 if TYPE_CHECKING:
@@ -38,7 +40,7 @@ persistence = DynamoDBPersistenceLayer(table_name=get_settings().idempotency_tab
 @idempotent_function(data_keyword_argument="record", config=idempotency, persistence_store=persistence)
 def handle_message(record: TemplateMessageRecord, lambda_context: LambdaContext) -> str:
     last_delivery = int(record.attributes.ApproximateReceiveCount) >= get_settings().template_max_receives
-    run_message(record.body, last_delivery=last_delivery)
+    run_message(record.body, generate=generate_templates, last_delivery=last_delivery)
     return record.body.job_id
 
 
@@ -46,4 +48,5 @@ def handle_message(record: TemplateMessageRecord, lambda_context: LambdaContext)
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     idempotency.register_lambda_context(context)
+    budget.start(context)  # the model call gives up before the function times out
     return process_partial_response(event=event, record_handler=handle_message, processor=processor, context=context)

@@ -48,7 +48,6 @@ class Settings(BaseModel):
     # The template library and its seeding jobs
     templates_table: str = Field("svc-templates", alias="TEMPLATES_TABLE_NAME")
     template_queue_url: str | None = Field(None, alias="TEMPLATE_QUEUE_URL")
-    template_model: str = Field("claude-haiku-5-5", alias="SVC_TEMPLATE_MODEL")
     template_max_receives: int = Field(3, ge=1, alias="TEMPLATE_MAX_RECEIVES")  # the template queue's maxReceiveCount
 
     # Bearer tokens (JWT)

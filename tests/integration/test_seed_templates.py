@@ -3,12 +3,15 @@ and a job of 50 ending with exactly 50 distinct valid templates however often it
 
 from __future__ import annotations
 
+import json
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import boto3
 import pytest
 
+from local.ai_model import LOCAL_API_KEY, LocalModelServer, Request, Step, start_local_model
 from local.template import LOCAL_REGION
 from local.template_writer import write_templates
 from svcconf.clock import utc_now
@@ -17,8 +20,6 @@ from svcconf.settings import get_settings
 from svcconf.store.templates import StoredTemplate, TemplateRepository
 from svcconf.templates import library, seeding
 from svcconf.templates.candidates import template_id
-from svcconf.templates.generation import kinds_for
-from svcconf.templates.seeding import ChunkRequest
 from tests.integration.conftest import bearer
 from tests.integration.deploy_helpers import sqs_record
 from tests.integration.template_helpers import TemplateQueue
@@ -26,28 +27,43 @@ from tests.integration.template_helpers import TemplateQueue
 ADMIN = {"role": "admin"}
 
 
+@pytest.fixture(scope="session")
+def model_server() -> Iterator[LocalModelServer]:
+    server = start_local_model()
+    yield server
+    server.shutdown()
+
+
 @dataclass
-class CountingWriter:
-    """The local model's template writer, counting the chunks it is asked for."""
+class Model:
+    """The local model the worker talks to over HTTP, with what it was asked."""
 
-    requests: list[ChunkRequest] = field(default_factory=list)
-    fail_times: int = 0
+    server: LocalModelServer
 
-    def __call__(self, request: ChunkRequest) -> list[dict]:
-        self.requests.append(request)
-        if self.fail_times:
-            self.fail_times -= 1
-            raise RuntimeError("the model is unavailable")
-        return write_templates(request.job_id, request.chunk_id, request.count, kinds_for(request), request.avoid_names)
+    @property
+    def template_requests(self) -> list[dict]:
+        """The task line of each template request, in order."""
+        return [
+            json.loads(Request(r.body).last_text().splitlines()[-1])
+            for r in self.server.requests
+            if (Request(r.body).schema or {}).get("title") == "TemplateBatch"
+        ]
+
+    def chunks_asked(self) -> Counter:
+        return Counter(task["chunk_id"] for task in self.template_requests)
 
 
 @pytest.fixture
-def seeding_env(aws, function_environment, monkeypatch):
+def model(aws, function_environment, model_server, monkeypatch) -> Iterator[Model]:
+    """The seeding functions' environment, their AI key in its secret, the provider being the local model."""
+    boto3.client("secretsmanager", region_name=LOCAL_REGION).put_secret_value(
+        SecretId=aws.refs["AiApiKeySecret"], SecretString=LOCAL_API_KEY
+    )
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", model_server.base_url)
     function_environment("SeedTemplatesFunction", "TemplateWorkerFunction")
+    model_server.reset()
     library.clear_cache()
-    writer = CountingWriter()
-    monkeypatch.setattr(seeding, "_default_generator", lambda: writer)
-    yield writer
+    yield Model(model_server)
     library.clear_cache()
 
 
@@ -64,7 +80,7 @@ def seed(invoke, body=None, **claims):
 # ---------------------------------------------------------------- the request
 
 
-def test_an_administrator_starts_a_job_answered_202_with_its_id(invoke, seeding_env, aws):
+def test_an_administrator_starts_a_job_answered_202_with_its_id(invoke, model, aws):
     response = invoke("seedTemplates", {"count": 12}, headers=bearer("admin-1", **ADMIN))
 
     assert response.status == 202
@@ -79,14 +95,14 @@ def test_an_administrator_starts_a_job_answered_202_with_its_id(invoke, seeding_
     assert TemplateQueue(aws).waiting() == 1
 
 
-def test_an_empty_body_asks_for_the_default_ten(invoke, seeding_env):
+def test_an_empty_body_asks_for_the_default_ten(invoke, model):
     response = invoke("seedTemplates", "", headers=bearer("admin-1", **ADMIN))
 
     assert response.status == 202
     assert repository().get_job(response.body["job_id"]).requested == 10
 
 
-def test_a_user_who_is_not_an_administrator_is_refused_403(invoke, seeding_env, aws):
+def test_a_user_who_is_not_an_administrator_is_refused_403(invoke, model, aws):
     for claims in ({}, {"role": "user"}, {"role": "Admin"}):
         response = invoke("seedTemplates", {"count": 10}, headers=bearer("user-1", **claims))
 
@@ -97,7 +113,7 @@ def test_a_user_who_is_not_an_administrator_is_refused_403(invoke, seeding_env, 
     assert TemplateQueue(aws).waiting() == 0
 
 
-def test_no_or_a_bad_token_is_401_before_the_body_is_looked_at(invoke, seeding_env):
+def test_no_or_a_bad_token_is_401_before_the_body_is_looked_at(invoke, model):
     missing = invoke("seedTemplates", {"count": "many"}, drop_headers=("Authorization",))
     bad = invoke("seedTemplates", {"count": 10}, headers={"Authorization": "Bearer not-a-jwt"})
 
@@ -108,7 +124,7 @@ def test_no_or_a_bad_token_is_401_before_the_body_is_looked_at(invoke, seeding_e
 
 
 @pytest.mark.parametrize("count", [4, 51, 0, -5, "10", 10.5, True, None, [10]])
-def test_a_count_outside_5_to_50_or_not_an_integer_is_400_naming_count(invoke, seeding_env, count):
+def test_a_count_outside_5_to_50_or_not_an_integer_is_400_naming_count(invoke, model, count):
     response = seed(invoke, {"count": count})
 
     assert response.status == 400
@@ -116,7 +132,23 @@ def test_a_count_outside_5_to_50_or_not_an_integer_is_400_naming_count(invoke, s
     assert repository().lock_holder() is None
 
 
-def test_a_second_request_while_a_job_runs_starts_nothing_and_names_the_running_job(invoke, seeding_env, aws):
+def test_without_an_ai_provider_nothing_is_started_and_the_answer_is_503(
+    invoke, aws, function_environment, monkeypatch
+):
+    function_environment("SeedTemplatesFunction")
+    monkeypatch.setenv("ANTHROPIC_API_KEY_SECRET_ID", "")  # no key anywhere
+    get_settings.cache_clear()
+
+    response = seed(invoke, {"count": 10})
+
+    assert response.status == 503
+    assert response.body["error"] == "Service Unavailable"
+    assert "requestId" in response.body
+    assert repository().lock_holder() is None
+    assert TemplateQueue(aws).waiting() == 0
+
+
+def test_a_second_request_while_a_job_runs_starts_nothing_and_names_the_running_job(invoke, model, aws):
     first = seed(invoke, {"count": 20}).body
 
     second = seed(invoke, {"count": 5})
@@ -130,7 +162,7 @@ def test_a_second_request_while_a_job_runs_starts_nothing_and_names_the_running_
     assert TemplateQueue(aws).waiting() == 1, "only the first job's message was queued"
 
 
-def test_once_the_job_has_ended_a_new_one_can_start(invoke, seeding_env, aws):
+def test_once_the_job_has_ended_a_new_one_can_start(invoke, model, aws):
     first = seed(invoke, {"count": 5}).body
     TemplateQueue(aws).drain()
 
@@ -141,7 +173,7 @@ def test_once_the_job_has_ended_a_new_one_can_start(invoke, seeding_env, aws):
     assert again.body["job_id"] != first["job_id"]
 
 
-def test_a_lock_left_by_an_ended_job_is_freed_for_the_next(invoke, seeding_env, aws):
+def test_a_lock_left_by_an_ended_job_is_freed_for_the_next(invoke, model, aws):
     first = seed(invoke, {"count": 5}).body
     templates = repository()
     job = templates.get_job(first["job_id"])
@@ -176,7 +208,7 @@ def assert_library_holds(job_id: str, count: int) -> None:
         assert template.source == "generated"
 
 
-def test_a_job_of_50_stores_exactly_50_distinct_valid_templates(invoke, seeding_env, aws):
+def test_a_job_of_50_stores_exactly_50_distinct_valid_templates(invoke, model, aws):
     job_id = seed(invoke, {"count": 50}).body["job_id"]
 
     TemplateQueue(aws).drain()
@@ -192,22 +224,22 @@ def test_a_job_of_50_stores_exactly_50_distinct_valid_templates(invoke, seeding_
     assert len(starters) == len(library.starter_set()) >= 12
 
 
-def test_every_message_delivered_once_more_still_leaves_50(invoke, seeding_env, aws):
+def test_every_message_delivered_once_more_still_leaves_50(invoke, model, aws):
     job_id = seed(invoke, {"count": 50}).body["job_id"]
     queue = TemplateQueue(aws)
     queue.drain()
     first_pass = list(queue.delivered)
-    asked = len(seeding_env.requests)
+    asked = len(model.template_requests)
 
     answers = [queue.deliver(record) for record in first_pass]
 
     assert all(answer == {"batchItemFailures": []} for answer in answers)
     assert_library_holds(job_id, 50)
-    assert len(seeding_env.requests) == asked, "no chunk asked the model again"
+    assert len(model.template_requests) == asked, "no chunk asked the model again"
     assert queue.waiting() == 0
 
 
-def test_without_the_message_idempotency_records_a_redelivery_still_leaves_50(invoke, seeding_env, aws):
+def test_without_the_message_idempotency_records_a_redelivery_still_leaves_50(invoke, model, aws):
     """Beneath Powertools' per-message idempotency, each chunk is idempotent by itself."""
     job_id = seed(invoke, {"count": 50}).body["job_id"]
     queue = TemplateQueue(aws)
@@ -215,18 +247,18 @@ def test_without_the_message_idempotency_records_a_redelivery_still_leaves_50(in
     idempotency = boto3.resource("dynamodb", region_name=LOCAL_REGION).Table(get_settings().idempotency_table)
     for item in idempotency.scan()["Items"]:
         idempotency.delete_item(Key={"id": item["id"]})
-    asked = len(seeding_env.requests)
+    asked = len(model.template_requests)
 
     for record in list(queue.delivered):
         queue.deliver(record)
     queue.drain()  # whatever the redelivered round messages sent again
 
     assert_library_holds(job_id, 50)
-    assert len(seeding_env.requests) == asked
+    assert len(model.template_requests) == asked
     assert repository().get_job(job_id).stored == 50
 
 
-def test_a_chunk_cut_short_after_two_stores_stores_the_rest_once_when_delivered_again(invoke, seeding_env, aws):
+def test_a_chunk_cut_short_after_two_stores_stores_the_rest_once_when_delivered_again(invoke, model, aws):
     job_id = seed(invoke, {"count": 5}).body["job_id"]
     queue = TemplateQueue(aws)
     (round_message,) = queue.receive()
@@ -234,11 +266,9 @@ def test_a_chunk_cut_short_after_two_stores_stores_the_rest_once_when_delivered_
     (chunk_message,) = queue.receive()
     chunk = seeding.ChunkMessage.model_validate_json(chunk_message["Body"])
     # The first delivery kept the model's candidates and stored the first two valid ones; then its worker died.
-    request = seeding.ChunkRequest(job_id=job_id, chunk_id=chunk.chunk_id, count=chunk.count, avoid_names=[])
     templates = repository()
-    kept = templates.keep_candidates(
-        seeding.ChunkRecord(job_id=job_id, chunk_id=chunk.chunk_id, candidates=seeding_env(request))
-    )
+    candidates = write_templates(job_id, chunk.chunk_id, chunk.count, ["gaming clan", "book club", "choir"])
+    kept = templates.keep_candidates(seeding.ChunkRecord(job_id=job_id, chunk_id=chunk.chunk_id, candidates=candidates))
     valid, _ = seeding.vet_all(kept.candidates)
     for position, draft in valid[:2]:
         assert templates.store_generated(_stored(draft, job_id, chunk.chunk_id, position)) == "stored"
@@ -250,7 +280,7 @@ def test_a_chunk_cut_short_after_two_stores_stores_the_rest_once_when_delivered_
     assert len(stored) == 5 == templates.get_job(job_id).stored
     first_chunk = [t for t in stored if t.chunk_id == chunk.chunk_id]
     assert len(first_chunk) == len(valid), "the chunk's own candidates, each stored once"
-    assert sum(1 for r in seeding_env.requests if r.chunk_id == chunk.chunk_id) == 1, "the model was asked once"
+    assert model.chunks_asked()[chunk.chunk_id] == 0, "the kept candidates were stored, the model not asked again"
 
 
 def _stored(draft, job_id, chunk_id, position):
@@ -268,9 +298,12 @@ def _stored(draft, job_id, chunk_id, position):
     )
 
 
-def test_a_chunk_whose_every_delivery_fails_is_made_up_for_by_the_next_round(invoke, seeding_env, aws):
+def test_a_chunk_whose_every_delivery_fails_is_made_up_for_by_the_next_round(invoke, model, aws):
     job_id = seed(invoke, {"count": 10}).body["job_id"]
-    seeding_env.fail_times = get_settings().template_max_receives  # the first chunk fails on every delivery
+    # Every request for the first chunk is refused (400: not retried by the adapter); the others are answered.
+    model.server.script(
+        *[lambda request: Step(status=400) if '"chunk_id": "1-0"' in request.last_text() else Step()] * 30
+    )
 
     answers = TemplateQueue(aws).drain()
 
@@ -282,7 +315,7 @@ def test_a_chunk_whose_every_delivery_fails_is_made_up_for_by_the_next_round(inv
     assert job.round >= 2
 
 
-def test_a_full_job_stores_nothing_more(seeding_env, invoke):
+def test_a_full_job_stores_nothing_more(model, invoke):
     job_id = seed(invoke, {"count": 5}).body["job_id"]
     templates = repository()
     kinds = ["gaming clan", "book club", "running club", "choir", "astronomy club", "pets", "bakery", "chess"]
@@ -299,7 +332,7 @@ def test_a_full_job_stores_nothing_more(seeding_env, invoke):
 # ---------------------------------------------------------------- the library
 
 
-def test_the_starter_set_is_loaded_once_and_suggestions_work_before_any_seeding(seeding_env):
+def test_the_starter_set_is_loaded_once_and_suggestions_work_before_any_seeding(model):
     added = library.ensure_starter_set()
     again = library.ensure_starter_set()
     summaries = library.library_summaries(fresh=True)
@@ -313,7 +346,7 @@ def test_the_starter_set_is_loaded_once_and_suggestions_work_before_any_seeding(
     assert set(suggested[0].model_dump()) == {"id", "name", "description", "tags"}
 
 
-def test_a_generated_template_named_like_a_starter_is_dropped_as_a_duplicate(invoke, seeding_env, aws):
+def test_a_generated_template_named_like_a_starter_is_dropped_as_a_duplicate(invoke, model, aws):
     job_id = seed(invoke, {"count": 5}).body["job_id"]
     library.ensure_starter_set()
     templates = repository()

@@ -8,7 +8,8 @@ Why direct calls and not the Message Batches API (half the price): a chunk of 5 
 the small model, chunks run in parallel workers (the queue's `MaximumConcurrency` is the lever on the provider's
 rate limits), and a job of 50 ends in a minute or two instead of up to 24 hours with a poller.
 
-Imports the AI SDK (through `svcconf.ai`): only the template worker imports this module.
+Imports the AI SDK (`svcconf.ai.client`): only the template worker imports this module, at its top, so the
+import is paid in the init phase.
 """
 
 from __future__ import annotations
@@ -19,11 +20,16 @@ from typing import Any
 
 from pydantic import BaseModel, Field, SkipValidation
 
+from svcconf.ai.client import ask_structured
 from svcconf.config import ServerConfig
 from svcconf.settings import get_settings
 from svcconf.templates.candidates import MAX_DESCRIPTION_LENGTH, MAX_TAGS
 from svcconf.templates.seeding import ChunkRequest
 
+# A chunk of 5 is about 5K tokens of JSON, thinking aside; under the 21,333 a non-streaming call may ask for.
+MAX_TOKENS = 16_000
+# Within the worker's 180 s timeout (the invocation's time left clips it further).
+CALL_TIMEOUT_SECONDS = 150.0
 # Kinds of servers the chunks are spread over, so that parallel chunks write different templates.
 SERVER_KINDS = (
     "gaming clan",
@@ -144,13 +150,13 @@ def _raw(template: GeneratedTemplate) -> dict[str, Any]:
 
 def generate_templates(request: ChunkRequest) -> list[dict[str, Any]]:
     """Asks the template model for a chunk's templates; the raw candidates, in the model's order."""
-    from svcconf import ai  # the adapter: structured output, cached system prompt, usage logging, failures mapped
-
-    batch = ai.structured_completion(
-        model=get_settings().template_model,
+    answer = ask_structured(
+        TemplateBatch,
         system=SYSTEM_PROMPT,
         messages=[{"role": "user", "content": prompt(request)}],
-        output=TemplateBatch,
+        model=get_settings().template_model,
+        max_tokens=MAX_TOKENS,
+        timeout=CALL_TIMEOUT_SECONDS,
         purpose="templates",
     )
-    return [_raw(template) for template in batch.templates]
+    return [_raw(template) for template in answer.output.templates]

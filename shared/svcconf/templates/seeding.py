@@ -24,6 +24,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from svcconf.ai import require_provider
 from svcconf.auth import BearerUser
 from svcconf.clock import utc_now
 from svcconf.errors import ServiceUnavailable
@@ -100,6 +101,7 @@ def _queue_url() -> str:
 
 def start_seeding(user: BearerUser, count: int) -> SeedAnswer:
     url = _queue_url()
+    require_provider()  # 503 now, rather than a job whose every chunk fails
     templates = repository()
     now = utc_now()
     job = JobRecord(job_id=new_job_id(), requested=count, requested_by=user.sub, created_at=now, updated_at=now)
@@ -145,7 +147,7 @@ def start_seeding(user: BearerUser, count: int) -> SeedAnswer:
 # ---------------------------------------------------------------- the worker side
 
 
-def run_message(message: RoundMessage | ChunkMessage, *, last_delivery: bool, generate: Generate | None = None) -> None:
+def run_message(message: RoundMessage | ChunkMessage, *, generate: Generate, last_delivery: bool) -> None:
     """Handles one queue message; on the last delivery a failure still lets the job go on (or end)."""
     logger.append_keys(job_id=message.job_id)
     try:
@@ -184,7 +186,7 @@ def plan_round(message: RoundMessage) -> None:
         queues.send(url, ChunkMessage(job_id=job.job_id, chunk_id=chunk_id, count=size).model_dump())
 
 
-def run_chunk(message: ChunkMessage, generate: Generate | None = None) -> None:
+def run_chunk(message: ChunkMessage, generate: Generate) -> None:
     templates = repository()
     job = templates.get_job(message.job_id)
     if job is None or job.finished:
@@ -198,19 +200,13 @@ def run_chunk(message: ChunkMessage, generate: Generate | None = None) -> None:
             count=message.count,
             avoid_names=sorted(summary["name"] for summary in templates.summaries())[:MAX_AVOID_NAMES],
         )
-        candidates = (generate or _default_generator())(request)
+        candidates = generate(request)
         chunk = templates.keep_candidates(
             ChunkRecord(job_id=message.job_id, chunk_id=message.chunk_id, candidates=candidates)
         )
     if not chunk.done:
         _store_chunk(templates, chunk)
     advance(message.job_id)
-
-
-def _default_generator() -> Generate:
-    from svcconf.templates.generation import generate_templates  # imports the AI SDK: only the worker needs it
-
-    return generate_templates
 
 
 def _store_chunk(templates: TemplateRepository, chunk: ChunkRecord) -> None:

@@ -181,6 +181,7 @@ def test_the_starter_set_answers_plain_requests():
     def best(text: str) -> str:
         return rank(summaries, text, {})[0].name
 
+    assert best("A server for our gaming clan") == "Gaming Community"
     assert best("my band wants a place for rehearsals and fans") == "Music Band"
     assert best("a helpdesk for customers of our product") == "Tech Support Helpdesk"
     assert best("we run a D&D campaign, dnd with friends") == "Tabletop RPG Campaign"

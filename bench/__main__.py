@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from bench import chat_rate_limits, config_lint, deploy, init_time
+from bench import ai, chat_rate_limits, config_lint, deploy, init_time
 
 if __name__ == "__main__":
     init_time.run()
+    ai.run()
     chat_rate_limits.run()
     config_lint.run()
     deploy.run()

@@ -18,3 +18,6 @@ os.environ.update(
     POWERTOOLS_TRACE_DISABLED="true",
     POWERTOOLS_LOG_LEVEL="INFO",
 )
+
+# The fake AI provider (the local model over loopback HTTP) for every test that asks for it.
+from tests.ai_helpers import fake_provider, local_model_server  # noqa: E402, F401

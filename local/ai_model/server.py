@@ -28,6 +28,7 @@ from local.ai_model.responders import Request, answer, load_responders
 
 API_VERSION = "2026-10-21"
 CHARS_PER_TOKEN = 4
+LOOKBACK_BLOCKS = 20  # how far back from a breakpoint the API looks for a cached prefix
 SAMPLING_PARAMETERS = ("temperature", "top_p", "top_k")
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -240,26 +241,36 @@ class LocalModelServer(ThreadingHTTPServer):
 
     def _usage(self, body: dict[str, Any], text: str) -> dict[str, int]:
         """Input tokens split as the API splits them. The prompt in its order (system blocks, then the messages'
-        blocks) is cut at each `cache_control` breakpoint: the longest prefix cached before is read, the longest
-        one not yet cached is written (beyond what was read), the rest is uncached input."""
+        blocks) is cut at each `cache_control` breakpoint; from each, the API looks back up to 20 block
+        boundaries for a prefix it cached before (the markers themselves are not part of the prefix). The longest
+        such prefix is read; the prefixes at the breakpoints are written (what goes beyond the read part)."""
         system = body.get("system")
         blocks = system if isinstance(system, list) else ([{"type": "text", "text": system}] if system else [])
         for message in body.get("messages") or []:
             content = message.get("content") if isinstance(message, dict) else None
             blocks = [*blocks, *(content if isinstance(content, list) else [{"type": "text", "text": content}])]
+        unmarked = [
+            {k: v for k, v in block.items() if k != "cache_control"} if isinstance(block, dict) else block
+            for block in blocks
+        ]
         sizes = [_tokens(block) for block in blocks]
         total = sum(sizes) + _tokens(body.get("output_config") or "")
+
+        def key(end: int) -> str:
+            return hashlib.sha256(json.dumps([body.get("model"), unmarked[:end]], sort_keys=True).encode()).hexdigest()
+
+        breakpoints = [i + 1 for i, b in enumerate(blocks) if isinstance(b, dict) and b.get("cache_control")]
         read = written = 0
         with self._lock:
-            for end in (i + 1 for i, b in enumerate(blocks) if isinstance(b, dict) and b.get("cache_control")):
+            for end in breakpoints:
+                for boundary in range(end, max(0, end - LOOKBACK_BLOCKS) - 1, -1):
+                    if boundary and key(boundary) in self._cache:
+                        read = max(read, sum(sizes[:boundary]))
+                        break
+            for end in breakpoints:
                 size = sum(sizes[:end])
-                if size < self.cache_min_tokens:
-                    continue
-                key = hashlib.sha256(json.dumps([body.get("model"), blocks[:end]], sort_keys=True).encode()).hexdigest()
-                if key in self._cache:
-                    read = max(read, size)
-                else:
-                    self._cache.add(key)
+                if size >= self.cache_min_tokens and key(end) not in self._cache:
+                    self._cache.add(key(end))
                     written = max(written, size)
         written = max(0, written - read)
         return {

@@ -17,7 +17,7 @@ import json
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, Field, ValidationError, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from svcconf import budget
@@ -99,9 +99,14 @@ class TemplateSuggestion(BaseModel):
     tags: list[str] = Field(default_factory=list)
 
 
+# openapi.json describes ServerConfig once, as requests take it (deployToChat's); a response schema of its own
+# would replace that component with the serialised form, where colors are integers only.
+_CONFIG_OR_NULL = {"anyOf": [{"$ref": "#/components/schemas/ServerConfig"}, {"type": "null"}]}
+
+
 class ChatAnswer(BaseModel):
     reply: str
-    config: ServerConfig | None = Field(
+    config: Annotated[ServerConfig | None, WithJsonSchema(_CONFIG_OR_NULL)] = Field(
         description="A configuration valid per the schema, or null while there is none (never an invalid one)."
     )
     quick_replies: list[str] = Field(max_length=MAX_QUICK_REPLIES)

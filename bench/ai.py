@@ -1,0 +1,79 @@
+"""svcAiChat's init time beside `import anthropic` alone, in fresh processes (the SDK dominates a cold start).
+
+Three figures, min / median / max over fresh processes run interleaved (so a busy machine slows them alike):
+`import anthropic` alone; svcAiChat's handler module (its whole init, the SDK included); and what the handler
+adds beyond the SDK (imported after `import anthropic` in the same process: Powertools, PyJWT, the schema).
+The goal is svcAiChat ≤ `import anthropic` + 10 %. Relative figures from the development machine, not Lambda's
+Init Duration.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = 7
+GOAL_RATIO = 1.10
+
+SCRIPTS = {
+    "import anthropic alone": "import anthropic",
+    "svcAiChat handler (its whole init)": "import functions.svcAiChat.app",
+}
+BEYOND_SDK = "svcAiChat beyond the SDK (after import anthropic)"
+TIMER = """
+import time
+t = time.perf_counter()
+{prelude}
+p = time.perf_counter()
+{body}
+print(time.perf_counter() - p)
+"""
+
+
+def _seconds(body: str, prelude: str = "") -> float:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "shared"), str(ROOT)]),
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "POWERTOOLS_SERVICE_NAME": "bench",
+        "POWERTOOLS_METRICS_NAMESPACE": "Bench",
+    }
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    code = TIMER.format(prelude=prelude or "pass", body=body)
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    return float(result.stdout.strip())
+
+
+def measure(runs: int = RUNS) -> dict[str, list[float]]:
+    """Milliseconds per figure, runs interleaved; one untimed run first warms the .pyc files."""
+    jobs = [(label, body, "") for label, body in SCRIPTS.items()]
+    jobs.append((BEYOND_SDK, SCRIPTS["svcAiChat handler (its whole init)"], "import anthropic"))
+    for _, body, prelude in jobs:
+        _seconds(body, prelude)
+    figures: dict[str, list[float]] = {label: [] for label, _, _ in jobs}
+    for _ in range(runs):
+        for label, body, prelude in jobs:
+            figures[label].append(_seconds(body, prelude) * 1000)
+    return figures
+
+
+def run() -> None:
+    figures = measure()
+    print(f"\nsvcAiChat init beside `import anthropic` alone: fresh processes, {RUNS} runs each, interleaved")
+    print(f"  {'':52} {'min':>8} {'median':>8} {'max':>8}")
+    for label, values in figures.items():
+        print(f"  {label:52} {min(values):6.0f}ms {statistics.median(values):6.0f}ms {max(values):6.0f}ms")
+    sdk = statistics.median(figures["import anthropic alone"])
+    handler = statistics.median(figures["svcAiChat handler (its whole init)"])
+    print(
+        f"  svcAiChat / import anthropic: {handler / sdk:.2f} (medians; goal ≤ {GOAL_RATIO:.2f}), "
+        f"{min(figures['svcAiChat handler (its whole init)']) / min(figures['import anthropic alone']):.2f} (minima)"
+    )
+
+
+if __name__ == "__main__":
+    run()

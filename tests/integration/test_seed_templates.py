@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import boto3
 import pytest
 
-from local.ai_model import LOCAL_API_KEY, LocalModelServer, Request, Step, start_local_model
+from local.ai_model import LOCAL_API_KEY, LocalModelServer, Request, Step
 from local.template import LOCAL_REGION
 from local.template_writer import write_templates
 from svcconf.clock import utc_now
@@ -20,18 +20,12 @@ from svcconf.settings import get_settings
 from svcconf.store.templates import StoredTemplate, TemplateRepository
 from svcconf.templates import library, seeding
 from svcconf.templates.candidates import template_id
+from tests.ai_helpers import system_is_cached
 from tests.integration.conftest import bearer
 from tests.integration.deploy_helpers import sqs_record
 from tests.integration.template_helpers import TemplateQueue
 
 ADMIN = {"role": "admin"}
-
-
-@pytest.fixture(scope="session")
-def model_server() -> Iterator[LocalModelServer]:
-    server = start_local_model()
-    yield server
-    server.shutdown()
 
 
 @dataclass
@@ -54,17 +48,18 @@ class Model:
 
 
 @pytest.fixture
-def model(aws, function_environment, model_server, monkeypatch) -> Iterator[Model]:
+def model(aws, function_environment, local_model_server, monkeypatch) -> Iterator[Model]:
     """The seeding functions' environment, their AI key in its secret, the provider being the local model."""
     boto3.client("secretsmanager", region_name=LOCAL_REGION).put_secret_value(
         SecretId=aws.refs["AiApiKeySecret"], SecretString=LOCAL_API_KEY
     )
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", model_server.base_url)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", local_model_server.base_url)
     function_environment("SeedTemplatesFunction", "TemplateWorkerFunction")
-    model_server.reset()
+    local_model_server.reset()
     library.clear_cache()
-    yield Model(model_server)
+    yield Model(local_model_server)
     library.clear_cache()
+    assert all(system_is_cached(request.body) for request in local_model_server.requests)
 
 
 def repository() -> TemplateRepository:

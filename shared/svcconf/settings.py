@@ -46,6 +46,11 @@ class Settings(BaseModel):
     deploy_margin_seconds: float = Field(30.0, ge=0, alias="SVC_DEPLOY_MARGIN_SECONDS")
     deploy_max_receives: int = Field(5, ge=1, alias="DEPLOY_MAX_RECEIVES")  # the deploy queue's maxReceiveCount
 
+    # The template library and its seeding jobs
+    templates_table: str = Field("svc-templates", alias="TEMPLATES_TABLE_NAME")
+    template_queue_url: str | None = Field(None, alias="TEMPLATE_QUEUE_URL")
+    template_max_receives: int = Field(3, ge=1, alias="TEMPLATE_MAX_RECEIVES")  # the template queue's maxReceiveCount
+
     # Bearer tokens (JWT)
     jwt_secret: SecretStr | None = Field(None, alias="SVC_JWT_SECRET")
     jwt_secret_id: str | None = Field(None, alias="SVC_JWT_SECRET_ID")

@@ -25,11 +25,12 @@ from svcconf.templates.generation import generate_templates  # loads the AI SDK:
 from svcconf.templates.seeding import TemplateMessage, run_message
 
 if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
 
 class TemplateMessageRecord(SqsRecordModel):
-    body: Json[TemplateMessage]  # type: ignore[assignment]
+    body: Json[TemplateMessage]
 
 
 processor = BatchProcessor(event_type=EventType.SQS, model=TemplateMessageRecord, raise_on_entire_batch_failure=False)
@@ -37,7 +38,10 @@ idempotency = IdempotencyConfig(event_key_jmespath="messageId")
 persistence = DynamoDBPersistenceLayer(table_name=get_settings().idempotency_table)
 
 
-@idempotent_function(data_keyword_argument="record", config=idempotency, persistence_store=persistence)
+# Powertools' idempotent_function is not annotated: the decorated function keeps its signature.
+@idempotent_function(  # type: ignore[untyped-decorator]
+    data_keyword_argument="record", config=idempotency, persistence_store=persistence
+)
 def handle_message(record: TemplateMessageRecord, lambda_context: LambdaContext) -> str:
     last_delivery = int(record.attributes.ApproximateReceiveCount) >= get_settings().template_max_receives
     run_message(record.body, generate=generate_templates, last_delivery=last_delivery)
@@ -46,7 +50,7 @@ def handle_message(record: TemplateMessageRecord, lambda_context: LambdaContext)
 
 @logger.inject_lambda_context
 @metrics.log_metrics
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     idempotency.register_lambda_context(context)
     budget.start(context)  # the model call gives up before the function times out
     return process_partial_response(event=event, record_handler=handle_message, processor=processor, context=context)

@@ -28,6 +28,7 @@ from svcconf.config import LintWarning, ServerConfig, lint_config
 from svcconf.config.permissions import PERMISSION_BITS
 from svcconf.errors import BadRequest
 from svcconf.observability import logger, metrics
+from svcconf.templates import TemplateSummary, suggest_templates
 
 MAX_MESSAGES = 100
 MAX_MESSAGE_LENGTH = 8000
@@ -92,13 +93,6 @@ class ChatTurn(BaseModel):
     is_complete: bool = Field(description="True when the user has confirmed that the configuration is finished.")
 
 
-class TemplateSuggestion(BaseModel):
-    id: str
-    name: str
-    description: str
-    tags: list[str] = Field(default_factory=list)
-
-
 # openapi.json describes ServerConfig once, as requests take it (deployToChat's); a response schema of its own
 # would replace that component with the serialised form, where colors are integers only.
 _CONFIG_OR_NULL = {"anyOf": [{"$ref": "#/components/schemas/ServerConfig"}, {"type": "null"}]}
@@ -110,7 +104,7 @@ class ChatAnswer(BaseModel):
         description="A configuration valid per the schema, or null while there is none (never an invalid one)."
     )
     quick_replies: list[str] = Field(max_length=MAX_QUICK_REPLIES)
-    suggested_templates: list[TemplateSuggestion] = Field(max_length=MAX_SUGGESTED_TEMPLATES)
+    suggested_templates: list[TemplateSummary] = Field(max_length=MAX_SUGGESTED_TEMPLATES)
     is_complete: bool
     warnings: list[LintWarning] = Field(description="The permission-safety lint of `config`.")
 
@@ -183,16 +177,19 @@ def chat(
     previous = _valid_config(current_config)
     files = [*(attachments or []), *(Attachment(url=url) for url in file_urls or [])]
     prompt = build_messages(messages, current_config, style, questionnaire_data, files)
+    wanted = "\n".join(message.content for message in messages if message.role == "user")
+    suggestions = suggest_templates(wanted, questionnaire_data, limit=MAX_SUGGESTED_TEMPLATES)
 
     try:
         turn = ask_structured(ChatTurn, system=SYSTEM_PROMPT, messages=prompt, purpose="chat").output
     except AiRefused:
         metrics.add_metric(name="AiChatRefused", unit="Count", value=1)
-        return _answer(REFUSED_REPLY, previous, [], complete=False)
+        return _answer(REFUSED_REPLY, previous, [], suggestions, complete=False)
     except (AiOutputInvalid, AiTruncated) as first:
         turn = _repaired(prompt, first, previous)
     config = turn.config if turn.config is not None else previous
-    return _answer(turn.reply, config, turn.quick_replies, complete=turn.is_complete and config is not None)
+    complete = turn.is_complete and config is not None
+    return _answer(turn.reply, config, turn.quick_replies, suggestions, complete=complete)
 
 
 REFUSED_REPLY = "I can't help with that request. Your configuration is unchanged; try asking differently."
@@ -272,12 +269,19 @@ def _valid_config(config: dict[str, Any] | None) -> ServerConfig | None:
         return None
 
 
-def _answer(reply: str, config: ServerConfig | None, quick_replies: list[str], *, complete: bool) -> ChatAnswer:
+def _answer(
+    reply: str,
+    config: ServerConfig | None,
+    quick_replies: list[str],
+    suggestions: list[TemplateSummary],
+    *,
+    complete: bool,
+) -> ChatAnswer:
     return ChatAnswer(
         reply=reply,
         config=config,
         quick_replies=clean_quick_replies(quick_replies),
-        suggested_templates=suggest_templates(config)[:MAX_SUGGESTED_TEMPLATES],
+        suggested_templates=suggestions,
         is_complete=complete,
         warnings=lint_config(config) if config is not None else [],
     )
@@ -291,15 +295,6 @@ def clean_quick_replies(replies: list[str]) -> list[str]:
         if text and text.casefold() not in {k.casefold() for k in kept}:
             kept.append(text)
     return kept[:MAX_QUICK_REPLIES]
-
-
-def suggest_templates(config: ServerConfig | None) -> list[TemplateSuggestion]:
-    """Templates of the library that fit this configuration.
-
-    No template library is configured on this branch, so none. MERGE: the template library's
-    `svcconf.templates.suggest_templates(...)` is called here (the one place svcAiChat reaches the library).
-    """
-    return []
 
 
 # --- the prompt -------------------------------------------------------------------------------------------------

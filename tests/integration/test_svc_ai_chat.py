@@ -98,7 +98,9 @@ def test_a_questionnaire_alone_gets_a_first_configuration(invoke, chat) -> None:
     assert_valid_or_none(body["config"])
     assert "study server" in body["reply"]
     assert 0 < len(body["quick_replies"]) <= 4
-    assert body["suggested_templates"] == []
+    # The library's starter template for study servers ranks first for a homework-help questionnaire
+    assert [t["id"] for t in body["suggested_templates"]][:1] == ["study-group"]
+    assert set(body["suggested_templates"][0]) == {"id", "name", "description", "tags"}
     assert body["is_complete"] is False
     assert body["warnings"] == []
     [request] = chat.requests
@@ -108,6 +110,8 @@ def test_a_questionnaire_alone_gets_a_first_configuration(invoke, chat) -> None:
 def test_a_multi_turn_conversation_edits_the_configuration_and_reads_the_prompt_cache(invoke, chat, caplog) -> None:
     conversation = [user("A server for our gaming clan")]
     first = ask(invoke, {"messages": conversation}).body
+    assert "gaming-community" in [t["id"] for t in first["suggested_templates"]]
+    assert len(first["suggested_templates"]) <= 3
     conversation += [{"role": "assistant", "content": first["reply"]}, user("Add a voice channel named Raid Night.")]
 
     second = ask(invoke, {"messages": conversation, "currentConfig": first["config"]}).body

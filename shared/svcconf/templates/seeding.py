@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -76,7 +76,7 @@ class ChunkRequest(BaseModel):
     avoid_names: list[str]
 
 
-Generate = Callable[[ChunkRequest], list[dict]]
+Generate = Callable[[ChunkRequest], list[dict[str, Any]]]
 
 
 def new_job_id() -> str:

@@ -315,15 +315,17 @@ class FunctionRuntime:
 
     def _acquire(self, wait_seconds: float) -> _Sandbox:
         while True:
+            waiter: _Waiter | None = None
             with self._lock:
                 if self._closed:
                     raise InvocationError("the runner is shutting down")
-                sandbox = self._idle.pop() if self._idle else None
-                if sandbox is None:
+                if self._idle:
+                    sandbox = self._idle.pop()  # the most recently used: the warmest
+                else:
                     waiter = _Waiter()
                     self._waiters.append(waiter)
                     self._scale_out()
-            if sandbox is None:
+            if waiter is not None:
                 sandbox = self._wait(waiter, wait_seconds)
             if sandbox.process.is_alive():
                 return sandbox

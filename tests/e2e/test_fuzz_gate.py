@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import requests
 
+from tests.e2e.conftest import LocalService, running
+
 if TYPE_CHECKING:
-    from tests.e2e.conftest import LocalService
+    from collections.abc import Iterator
 
 pytestmark = pytest.mark.e2e
 
@@ -166,8 +168,16 @@ def run_schemathesis(
 
 
 @pytest.fixture(scope="module")
-def fuzz_service(local_service: LocalService) -> LocalService:
-    """The runner, with the gate's bearer user linked to a sandbox user so getChatGuilds and deploys reach logic."""
+def fuzz_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
+    """A runner of its own (the fuzzer may deploy to the sandbox's guilds, which other tests read), with the gate's
+    bearer user linked to a sandbox user so that getChatGuilds and deployToChat reach their logic."""
+    with running(tmp_path_factory.mktemp("fuzz-run")) as (state, _, log_path):
+        service = LocalService(state=state, first_answer_seconds=0.0, log_path=log_path)
+        _link_user(service)
+        yield service
+
+
+def _link_user(local_service: LocalService) -> None:
     sandbox = local_service.state["chat_api_base_url"].removesuffix("/api/v10")
     code = requests.post(
         f"{sandbox}/_sandbox/oauth/codes", json={"user_id": ALICE}, timeout=REQUEST_TIMEOUT_SECONDS
@@ -178,7 +188,6 @@ def fuzz_service(local_service: LocalService) -> LocalService:
         headers={"Authorization": f"Bearer {local_service.state['user_token']}"},
     )
     assert linked.status_code == 200, linked.text
-    return local_service
 
 
 def _report_figures(record_property: Any, figures: FuzzFigures, title: str) -> None:

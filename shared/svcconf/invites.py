@@ -34,15 +34,20 @@ def invite_code_from(text: str) -> str:
     text = text.strip()
     if CODE.fullmatch(text):
         return text
-    url = urlsplit(text if "://" in text else f"https://{text}")
-    host = (url.hostname or "").lower()
     hosts = get_settings().chat_invite_hosts
+    not_a_link = BadRequest.for_field("invite", f"must be an invite code or a link on {', '.join(hosts)}")
+    try:
+        url = urlsplit(text if "://" in text else f"https://{text}")
+        port = url.port
+    except ValueError:  # a "[" that opens no IPv6 address, a port that is not a number (found by the fuzz gate)
+        raise not_a_link from None
+    host = (url.hostname or "").lower()
     on_invite_host = any(host == known or host.endswith(f".{known}") for known in hosts)
     segments = [segment for segment in url.path.split("/") if segment]
     if segments[:1] == ["invite"]:
         segments = segments[1:]
-    if url.scheme not in ("http", "https") or url.port or url.username or not on_invite_host or len(segments) != 1:
-        raise BadRequest.for_field("invite", f"must be an invite code or a link on {', '.join(hosts)}")
+    if url.scheme not in ("http", "https") or port or url.username or not on_invite_host or len(segments) != 1:
+        raise not_a_link
     if not CODE.fullmatch(segments[0]):
         raise BadRequest.for_field("invite", "the link's invite code has characters an invite code cannot have")
     return segments[0]

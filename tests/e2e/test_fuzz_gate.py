@@ -161,7 +161,8 @@ def run_schemathesis(
         *("--report", "ndjson", "--report-ndjson-path", str(events)),
         *extra,
     ]
-    completed = subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True, check=False)
+    # In its own directory: schemathesis keeps a cache (.schemathesis/) where it runs.
+    completed = subprocess.run(command, cwd=directory, env=environment, capture_output=True, text=True, check=False)
     report = completed.stdout[-20000:] + completed.stderr[-5000:]
     assert events.exists(), f"schemathesis wrote no events (exit {completed.returncode}):\n{report}"
     return read_figures(events, completed.returncode), report

@@ -98,6 +98,8 @@ def test_invite_the_platform_still_returns_past_its_expiry_is_expired(invoke, pl
         "https://discord.gg/a/b",
         "https://discord.gg/",
         "https://discord.gg/bad*code",
+        '".\u00da[\u00fc>',  # urlsplit: "Invalid IPv6 URL" (a 500 the fuzz gate found)
+        "discord.gg:abc/svcDemo",  # a port that is not a number
         "a" * 201,
         42,
         None,

@@ -145,7 +145,7 @@ class Load:
             listed = self.post("manageBackup", {"action": "list", "guild_id": guild}, self.bot)
             found = {backup["backup_id"] for backup in listed.json().get("backups", [])}
             lost += sorted(ids - found)
-        for backup_id, (guild, data) in self.created.items():
+        for backup_id, (_, data) in self.created.items():
             fetched = self.post("manageBackup", {"action": "get", "backup_id": backup_id}, self.bot)
             if fetched.status_code != 200 or fetched.json()["data"]["backup_data"] != data:
                 lost.append(backup_id)
@@ -160,8 +160,9 @@ def _percentile(values: list[float], fraction: float) -> float:
 def _line(label: str, results: list[Result]) -> str:
     seconds = [result.seconds * 1000 for result in results]
     statuses = Counter(result.status for result in results)
+    p50, p99 = _percentile(seconds, 0.5), _percentile(seconds, 0.99)
     return (
-        f"  {label:<22} {len(results):>5}  p50 {_percentile(seconds, 0.5):>7.0f} ms  p99 {_percentile(seconds, 0.99):>7.0f} ms"
+        f"  {label:<22} {len(results):>5}  p50 {p50:>7.0f} ms  p99 {p99:>7.0f} ms"
         f"  max {max(seconds, default=0):>7.0f} ms  statuses {dict(sorted(statuses.items()))}"
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import moto  # noqa: F401 - must come first: clients built before this import would reach real AWS
+import pytest
 
 # A test run never reaches AWS or a configured developer account.
 for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_SESSION_TOKEN"):
@@ -18,3 +19,18 @@ os.environ.update(
     POWERTOOLS_TRACE_DISABLED="true",
     POWERTOOLS_LOG_LEVEL="INFO",
 )
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Figures that tests record (`record_property("figures", ...)`), printed once at the end, xdist or not.
+
+    Here, not in tests/e2e/: under xdist the controlling process loads only this conftest."""
+    printed = False
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            for name, value in getattr(report, "user_properties", ()):
+                if name == "figures" and getattr(report, "when", "call") == "call":
+                    if not printed:
+                        terminalreporter.section("figures")
+                        printed = True
+                    terminalreporter.write_line(str(value))

@@ -234,16 +234,3 @@ def scratch_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scratc
 @pytest.fixture
 def sample_configuration() -> dict[str, Any]:
     return json.loads(json.dumps(SAMPLE_CONFIGURATION))
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Figures that tests record (`record_property("figures", ...)`), printed once at the end, xdist or not."""
-    printed = False
-    for reports in terminalreporter.stats.values():
-        for report in reports:
-            for name, value in getattr(report, "user_properties", ()):
-                if name == "figures" and getattr(report, "when", "call") == "call":
-                    if not printed:
-                        terminalreporter.section("figures")
-                        printed = True
-                    terminalreporter.write_line(str(value))

@@ -38,6 +38,7 @@ FUZZ_WORKERS = int(os.environ.get("FUZZ_WORKERS") or 2)
 ALICE = "1191000000000000101"  # a sandbox user with servers: the gate's bearer user is linked to her
 REDIRECT_URI = "http://127.0.0.1:5173/auth/callback"
 REQUEST_TIMEOUT_SECONDS = 30
+FIRST_REQUEST_TIMEOUT_SECONDS = 120
 
 # A schema-valid request may still be refused with 400 where validity depends on what a document cannot state:
 # deployment settings (the allowed invite hosts, the registered redirect URIs), the platform's own state (whether
@@ -183,10 +184,11 @@ def _link_user(local_service: LocalService) -> None:
     code = requests.post(
         f"{sandbox}/_sandbox/oauth/codes", json={"user_id": ALICE}, timeout=REQUEST_TIMEOUT_SECONDS
     ).json()["code"]
-    linked = local_service.call(
-        "chatAuth",
-        {"code": code, "redirect_uri": REDIRECT_URI},
+    linked = requests.post(  # the runner's first request: it may wait for a cold start on a busy machine
+        local_service.url("chatAuth"),
+        json={"code": code, "redirect_uri": REDIRECT_URI},
         headers={"Authorization": f"Bearer {local_service.state['user_token']}"},
+        timeout=FIRST_REQUEST_TIMEOUT_SECONDS,
     )
     assert linked.status_code == 200, linked.text
 

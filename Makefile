@@ -2,7 +2,7 @@
 # pip and Debian's packages). The Lambda runtime is Python 3.13; the Makefile looks for it, pyenv's included.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-.PHONY: help check-python venv sam-venv run invoke test lint typecheck format build openapi openapi-check bench clean
+.PHONY: help check-python venv sam-venv run invoke test lint typecheck format build openapi openapi-check bench fuzz load clean
 
 PYTHON313 ?= $(shell for p in python3.13 $$HOME/.pyenv/versions/3.13*/bin/python3.13 /root/.pyenv/versions/3.13*/bin/python3.13 /usr/local/bin/python3.13 /usr/bin/python3.13; do "$$p" -c 'import sys; assert sys.version_info[:2] == (3, 13)' >/dev/null 2>&1 && { echo "$$p"; break; }; done)
 VENV := .venv
@@ -90,6 +90,13 @@ test: lint build openapi-check  ## everything CI runs: lint, build, openapi chec
 
 bench: venv  ## benchmarks that print figures (all, or BENCH="init_time deploy")
 	$(PY) -m bench $(BENCH)
+
+FUZZ_CASES ?= 1000
+fuzz: venv  ## the fuzz gate of make test, long: FUZZ_CASES (1000) cases per operation, FUZZ_SEED
+	FUZZ_CASES=$(FUZZ_CASES) $(PY) -m pytest tests/e2e/test_fuzz_gate.py -p no:randomly -n 0 -q
+
+load: venv  ## 2,000 requests at 50 concurrent through make run: 5xx, 429, backups lost, p50, p99
+	$(PY) -m bench load
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .ruff_cache .mypy_cache

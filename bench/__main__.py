@@ -17,6 +17,7 @@ PIECES = [
     "guilds",
     "config_lint",
     "deploy",
+    "load",
 ]
 
 

@@ -33,6 +33,8 @@ API_GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024
 API_GATEWAY_TIMEOUT_SECONDS = 29
 LAMBDA_MAX_PAYLOAD_BYTES = 6 * 1024 * 1024  # a synchronous invocation's event and result
 _HOP_BY_HOP = {"content-length", "transfer-encoding", "connection", "keep-alive"}
+# The methods an API Gateway REST API routes (`ANY` is these); it answers any other method itself.
+API_GATEWAY_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 
 log = logging.getLogger("local.run")  # one logger for the whole runner
 
@@ -108,11 +110,18 @@ class ApiGateway:
         return cls(routes=routes, responses=gateway_responses(tpl), openapi_path=tpl.root / OPENAPI_FILE, quiet=quiet)
 
     def match(self, method: str, path: str) -> tuple[Route, dict[str, str]] | None:
+        if method not in API_GATEWAY_METHODS:
+            return None
         for route in self.routes:
             found = route.pattern.match(path)
             if found and route.method in ("any", method.lower()):
                 return route, found.groupdict()
         return None
+
+    def allowed_methods(self, path: str) -> list[str]:
+        """The methods the template routes on a path by name (an `ANY` route names none): POST for an operation."""
+        named = {route.method.upper() for route in self.routes if route.method != "any" and route.pattern.match(path)}
+        return sorted(named)
 
     def gateway_response(self, response_type: str, status: int, message: str, request_id: str) -> _Reply:
         """An answer API Gateway gives itself, rendered from the template's GatewayResponses when it has one."""
@@ -275,6 +284,27 @@ class ApiGatewayHandler(BaseHTTPRequestHandler):
 
     do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = do_GET  # noqa: N815
 
+    def __getattr__(self, name: str) -> Any:
+        # The stdlib answers a method without a do_<METHOD> with its HTML 501; every method gets the gateway's
+        # answer instead (TRACE, CONNECT, FOO: 405 on an operation, 404 elsewhere).
+        if name.startswith("do_"):
+            return self._handle
+        raise AttributeError(name)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The stdlib's own refusals (a malformed request line, headers too long) in the contract's JSON body."""
+        request_id = str(uuid.uuid4())
+        try:
+            status = HTTPStatus(code)
+        except ValueError:
+            status = HTTPStatus.BAD_REQUEST
+        self.close_connection = True
+        self.command = getattr(self, "command", None) or ""  # unset when the request line could not be read
+        self.path = getattr(self, "path", None) or ""
+        # Not the stdlib's message: it quotes the raw request line back.
+        reply = _error_reply(status, f"{status.phrase}.", request_id)
+        self._send(reply, request_id, time.monotonic())
+
     def handle_expect_100(self) -> bool:
         if self._declared_length() > API_GATEWAY_MAX_BODY_BYTES:
             self._refuse_body(str(uuid.uuid4()), time.monotonic())
@@ -293,7 +323,12 @@ class ApiGatewayHandler(BaseHTTPRequestHandler):
         matched = gateway.match(self.command, path)
         if matched is None:
             self._drain_body()
-            reply = gateway.gateway_response("MISSING_AUTHENTICATION_TOKEN", 404, "No such operation.", request_id)
+            allowed = gateway.allowed_methods(path)
+            if allowed:  # a method API Gateway does not route, on an operation's path
+                reply = _error_reply(405, f"Only {', '.join(allowed)} is allowed on this operation.", request_id)
+                reply.headers.append(("Allow", ", ".join(allowed)))
+            else:
+                reply = gateway.gateway_response("MISSING_AUTHENTICATION_TOKEN", 404, "No such operation.", request_id)
             self._send(reply, request_id, started)
             return
         body = self._read_body()

@@ -1,4 +1,4 @@
-"""Lambda's Python runtime, locally: each function gets a pool of spawned sandbox processes, reused warm.
+"""Lambda's Python runtime, locally: each function scales out over spawned sandbox processes, reused warm.
 
 A sandbox imports its handler once, then answers invocations over a pipe; one that crashes or times out
 is thrown away, as Lambda throws away the execution environment. Top-level imports stay light: every
@@ -7,13 +7,13 @@ sandbox process imports this module when it starts.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import importlib
 import json
 import logging
 import multiprocessing
 import os
-import queue
 import signal
 import sys
 import threading
@@ -31,8 +31,9 @@ if TYPE_CHECKING:
     from multiprocessing.connection import Connection
     from multiprocessing.process import BaseProcess
 
-DEFAULT_CONCURRENCY = 2
+DEFAULT_CONCURRENCY = 8  # sandboxes per function at most (about 110 MB each)
 SANDBOX_INIT_TIMEOUT_SECONDS = 60
+SANDBOX_IDLE_SECONDS = 300  # an idle sandbox is stopped after this; the last one of a function stays warm
 
 log = logging.getLogger("local.run")  # one logger for the whole runner
 
@@ -118,6 +119,7 @@ class InvocationError(Exception):
 class _Sandbox:
     process: BaseProcess
     conn: Connection
+    idle_since: float = 0.0
 
     def stop(self) -> None:
         with contextlib.suppress(OSError, ValueError):
@@ -134,18 +136,36 @@ class _Sandbox:
             self.conn.close()
 
 
+@dataclass(eq=False)
+class _Waiter:
+    """A caller waiting for a sandbox: handed one (or its start's failure) in arrival order."""
+
+    ready: threading.Event = field(default_factory=threading.Event)
+    sandbox: _Sandbox | None = None
+    error: InvocationError | None = None
+
+
 @dataclass
 class FunctionRuntime:
-    """A function's pool of sandboxes: at most `concurrency` processes, started on demand, reused warm."""
+    """A function's sandboxes, scaled like Lambda: a request that finds none free starts another, up to a cap.
+
+    Free sandboxes are reused warm (the most recently used first); callers that find none wait in arrival order
+    and take the first that becomes free, whether a busy one finishing or the one their arrival started. At the
+    cap (`concurrency`, like a function's reserved concurrency) callers only wait, up to the caller's limit, and
+    are then throttled. A sandbox idle for `idle_seconds` is stopped, as Lambda reclaims idle environments.
+    """
 
     spec: FunctionSpec
     function_name: str
     environ: dict[str, str]
     sys_path: list[str]
     concurrency: int = DEFAULT_CONCURRENCY
-    # Free sandboxes, and the InvocationError of a sandbox that failed to start (for whoever waits next).
-    _idle: queue.Queue[_Sandbox | InvocationError] = field(default_factory=queue.Queue)
+    idle_seconds: float = SANDBOX_IDLE_SECONDS
+    _idle: list[_Sandbox] = field(default_factory=list)
+    _waiters: collections.deque[_Waiter] = field(default_factory=collections.deque)
     _count: int = 0  # sandboxes started or starting
+    _starting: int = 0
+    _peak: int = 0  # the most sandboxes this function ran at once
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _all: set[_Sandbox] = field(default_factory=set)
     _closed: bool = False
@@ -153,6 +173,14 @@ class FunctionRuntime:
     @property
     def arn(self) -> str:
         return f"arn:aws:lambda:{LOCAL_REGION}:{LOCAL_ACCOUNT_ID}:function:{self.function_name}"
+
+    @property
+    def sandboxes(self) -> int:
+        return self._count
+
+    @property
+    def peak(self) -> int:
+        return self._peak
 
     def prewarm(self) -> None:
         with self._lock:
@@ -183,7 +211,7 @@ class FunctionRuntime:
         except (EOFError, OSError) as exc:
             self._discard(sandbox)
             raise InvocationError("the sandbox process exited during the invocation") from exc
-        self._idle.put(sandbox)
+        self._release(sandbox)
         if status != "ok":
             raise InvocationError(f"{payload['errorType']}: {payload['errorMessage']}")
         return json.loads(payload)
@@ -192,11 +220,18 @@ class FunctionRuntime:
         with self._lock:
             self._closed = True
             sandboxes = list(self._all)
+            waiters = list(self._waiters)
+            self._waiters.clear()
+            for waiter in waiters:
+                waiter.error = InvocationError("the runner is shutting down")
+                waiter.ready.set()
         for sandbox in sandboxes:
             sandbox.stop()
 
     def _start_one(self) -> None:  # called with the lock held
         self._count += 1
+        self._starting += 1
+        self._peak = max(self._peak, self._count)
         threading.Thread(target=self._start_sandbox, name=f"start-{self.function_name}", daemon=True).start()
 
     def _start_sandbox(self) -> None:
@@ -223,12 +258,53 @@ class FunctionRuntime:
             if status != "ready":
                 raise InvocationError(f"init failed: {detail}")
         except (InvocationError, EOFError, OSError) as exc:
-            self._discard(sandbox)
             message = str(exc) if isinstance(exc, InvocationError) else "init failed: the sandbox process exited"
             log.error("%s: %s", self.function_name, message)
-            self._idle.put(InvocationError(message))
+            self._discard(sandbox)
+            with self._lock:
+                self._starting -= 1
+                if self._waiters:  # the longest-waiting caller gets the failure, as its cold start would
+                    waiter = self._waiters.popleft()
+                    waiter.error = InvocationError(message)
+                    waiter.ready.set()
+                self._scale_out()  # the others are not left waiting on a start that is gone
             return
-        self._idle.put(sandbox)
+        with self._lock:
+            self._starting -= 1
+        self._release(sandbox)
+        with self._lock:
+            self._scale_out()  # callers still waiting: the next one
+
+    def _scale_out(self) -> None:  # called with the lock held
+        """One more sandbox while callers wait, one start at a time, up to the cap.
+
+        Lambda also scales out at a bounded rate; here one start at a time keeps cold starts (about 1-2 s of CPU
+        each) from starving the sandboxes that are serving, on a machine with few cores.
+        """
+        if self._waiters and self._starting == 0 and self._count < self.concurrency and not self._closed:
+            self._start_one()
+
+    def _release(self, sandbox: _Sandbox) -> None:
+        """A free sandbox: to the longest-waiting caller, else back to the pool; idle ones past their time stop."""
+        now = time.monotonic()
+        stale: list[_Sandbox] = []
+        with self._lock:
+            if self._closed:
+                stale = [sandbox]
+            elif self._waiters:
+                waiter = self._waiters.popleft()
+                waiter.sandbox = sandbox
+                waiter.ready.set()
+            else:
+                sandbox.idle_since = now
+                self._idle.append(sandbox)
+                stale = [s for s in self._idle[:-1] if now - s.idle_since > self.idle_seconds]
+                for old in stale:
+                    self._idle.remove(old)
+                    self._all.discard(old)
+                    self._count -= 1
+        if stale:
+            threading.Thread(target=lambda: [s.stop() for s in stale], name="reclaim", daemon=True).start()
 
     def _discard(self, sandbox: _Sandbox) -> None:
         sandbox.kill()
@@ -238,25 +314,32 @@ class FunctionRuntime:
                 self._count -= 1
 
     def _acquire(self, wait_seconds: float) -> _Sandbox:
-        started = time.monotonic()
-        deadline = started + wait_seconds
         while True:
+            waiter: _Waiter | None = None
             with self._lock:
                 if self._closed:
                     raise InvocationError("the runner is shutting down")
-                if self._idle.empty() and self._count < self.concurrency:
-                    self._start_one()
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise InvocationError("no sandbox became free in time", throttled=True)
-            try:
-                item = self._idle.get(timeout=min(remaining, 0.5))
-            except queue.Empty:
-                continue
-            if isinstance(item, InvocationError):
-                if item.at >= started:  # an older init failure (e.g. at prewarm) is not this request's: try again
-                    raise item
-                continue
-            if item.process.is_alive():
-                return item
-            self._discard(item)
+                if self._idle:
+                    sandbox = self._idle.pop()  # the most recently used: the warmest
+                else:
+                    waiter = _Waiter()
+                    self._waiters.append(waiter)
+                    self._scale_out()
+            if waiter is not None:
+                sandbox = self._wait(waiter, wait_seconds)
+            if sandbox.process.is_alive():
+                return sandbox
+            self._discard(sandbox)  # died while idle: take or start another
+
+    def _wait(self, waiter: _Waiter, wait_seconds: float) -> _Sandbox:
+        if not waiter.ready.wait(wait_seconds):
+            with self._lock:  # handed a sandbox or an error under the lock, so is_set() decides here
+                if not waiter.ready.is_set():
+                    self._waiters.remove(waiter)
+                    raise InvocationError(
+                        f"no sandbox became free within {wait_seconds:g} s ({self._count} running)", throttled=True
+                    )
+        if waiter.error is not None:
+            raise waiter.error
+        assert waiter.sandbox is not None
+        return waiter.sandbox

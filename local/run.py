@@ -427,7 +427,7 @@ def _print_settings(runner: Runner) -> None:
         print(f"SVC_AI_PROVIDER: local (the local model answers on {runner.local_model.base_url}/v1/messages)")
     if runner.chat_sandbox is None and "CHAT_API_BASE_URL" not in os.environ:
         print("chat-platform sandbox: local/chat_sandbox.py is missing; chat calls go to the platform's host")
-    print(f"SVC_LOCAL_CONCURRENCY: {settings.concurrency} sandbox(es) per function")
+    print(f"SVC_LOCAL_CONCURRENCY: up to {settings.concurrency} worker processes per function, started on demand")
 
 
 def _state(runner: Runner) -> dict[str, Any]:

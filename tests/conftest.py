@@ -32,3 +32,18 @@ def _no_leftover_time_budget():
 
 # The fake AI provider (the local model over loopback HTTP) for every test that asks for it.
 from tests.ai_helpers import fake_provider, local_model_server  # noqa: E402, F401
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Figures that tests record (`record_property("figures", ...)`), printed once at the end, xdist or not.
+
+    Here, not in tests/e2e/: under xdist the controlling process loads only this conftest."""
+    printed = False
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            for name, value in getattr(report, "user_properties", ()):
+                if name == "figures" and getattr(report, "when", "call") == "call":
+                    if not printed:
+                        terminalreporter.section("figures")
+                        printed = True
+                    terminalreporter.write_line(str(value))

@@ -15,7 +15,6 @@ from svcconf.api import (
     create_app,
     error_responses,
     lambda_entry_point,
-    require_fields,
 )
 from svcconf.auth import BotCaller, bot_caller
 from svcconf.backups import Backup, create_backup, get_backup, list_backups
@@ -24,13 +23,27 @@ from svcconf.observability import metrics
 from svcconf.store.backups import BackupSummary
 
 
-class BackupRequest(BaseModel):
-    action: Literal["create", "list", "get"]
-    guild_id: Snowflake | None = Field(None, description="Required by create and list; optional filter of get.")
-    backup_id: str | None = Field(None, min_length=1, max_length=64, description="Required by get.")
+class CreateBackupRequest(BaseModel):
+    action: Literal["create"]
+    guild_id: Snowflake
+    backup_data: dict[str, Any] = Field(description="The server's export; get returns it exactly.")
     guild_name: str | None = Field(None, max_length=100)
-    backup_data: dict[str, Any] | None = Field(None, description="Required by create; returned exactly by get.")
     label: str | None = Field(None, max_length=100)
+
+
+class ListBackupsRequest(BaseModel):
+    action: Literal["list"]
+    guild_id: Snowflake
+
+
+class GetBackupRequest(BaseModel):
+    action: Literal["get"]
+    backup_id: str = Field(min_length=1, max_length=64)
+    guild_id: Snowflake | None = Field(None, description="If given, the backup's guild.")
+
+
+# One model per action, so that openapi.json states what each action needs (a union discriminated by `action`).
+BackupRequest = Annotated[CreateBackupRequest | ListBackupsRequest | GetBackupRequest, Field(discriminator="action")]
 
 
 class BackupResponse(SparseResponse):
@@ -55,21 +68,14 @@ def manage_backup(
     request: Annotated[BackupRequest, Body()],
     _bot: Annotated[BotCaller, Depends(bot_caller)],
 ) -> Response[BackupResponse]:
-    if request.action == "create":
-        require_fields(request, "guild_id", "backup_data", action="create")
-        assert request.guild_id is not None  # require_fields refused None
-        assert request.backup_data is not None
+    if isinstance(request, CreateBackupRequest):
         created = create_backup(
             request.guild_id, request.backup_data, guild_name=request.guild_name, label=request.label
         )
         metrics.add_metric(name="BackupCreated", unit="Count", value=1)
         return _answer(BackupResponse(data=created), status_code=201)
-    if request.action == "list":
-        require_fields(request, "guild_id", action="list")
-        assert request.guild_id is not None  # require_fields refused None
+    if isinstance(request, ListBackupsRequest):
         return _answer(BackupResponse(backups=list_backups(request.guild_id)))
-    require_fields(request, "backup_id", action="get")
-    assert request.backup_id is not None  # require_fields refused None
     return _answer(BackupResponse(data=get_backup(request.backup_id, guild_id=request.guild_id)))
 
 

@@ -365,18 +365,6 @@ class OperationResolver(APIGatewayRestResolver):
         return self.error_response(ServiceError())
 
 
-def require_fields(request: BaseModel, *names: str, action: str) -> None:
-    """400 naming every field that this action of an operation needs and the request lacks."""
-    missing = [name for name in names if getattr(request, name) is None]
-    if missing:
-        message = f"is required for action '{action}'"
-        details = [FieldError(field=name, message=message) for name in missing]
-        verb = "is" if len(missing) == 1 else "are"
-        raise BadRequest(
-            f"Invalid request: {' and '.join(missing)} {verb} required for action '{action}'.", details=details
-        )
-
-
 def create_app(operation: str, *, max_body_bytes: int = 256 * KIB) -> OperationResolver:
     return OperationResolver(operation, max_body_bytes=max_body_bytes)
 

@@ -77,10 +77,12 @@ def _log_tail(path: Path, lines: int = 40) -> str:
 
 
 @contextmanager
-def running(directory: Path, *extra_args: str) -> Iterator[tuple[dict[str, Any], float, Path]]:
+def running(
+    directory: Path, *extra_args: str, environ: dict[str, str] | None = None
+) -> Iterator[tuple[dict[str, Any], float, Path]]:
     """`python -m local.run` until the block ends: its state once ready, when it started, its log."""
     state_file, log_path = directory / "state.json", directory / "runner.log"
-    environment = {key: value for key, value in os.environ.items() if key != "PORT"}
+    environment = {key: value for key, value in os.environ.items() if key != "PORT"} | (environ or {})
     command = [sys.executable, "-m", "local.run", "--port", str(free_port()), "--state-file", str(state_file)]
     started = time.monotonic()
     with log_path.open("w") as log:
@@ -120,6 +122,7 @@ def local_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSer
         yield LocalService(state=state, first_answer_seconds=first_answer_seconds, log_path=log_path)
 
 
+SCRATCH_CONCURRENCY = 3  # the scratch runner's cap of sandboxes per function
 # A throwaway service for the runner's own machinery: sandboxes that crash, hang or raise, and an SQS worker.
 SCRATCH_TEMPLATE = """
 Globals:
@@ -166,6 +169,8 @@ def lambda_handler(event, context):
         os._exit(3)
     if action == "sleep":
         time.sleep(30)
+    if action == "pause":
+        time.sleep(0.4)
     if action == "raise":
         raise RuntimeError("internal detail that must not leak")
     body = {"pid": os.getpid(), "remaining_ms": context.get_remaining_time_in_millis(), "event": event}
@@ -221,7 +226,8 @@ def scratch_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scratc
         (directory / "functions" / name / "__init__.py").write_text("")
         (directory / "functions" / name / "app.py").write_text(source)
     (directory / "functions" / "__init__.py").write_text("")
-    with running(directory, "--template", str(directory / "template.yaml")) as (state, _, log_path):
+    environ = {"SVC_LOCAL_CONCURRENCY": str(SCRATCH_CONCURRENCY)}
+    with running(directory, "--template", str(directory / "template.yaml"), environ=environ) as (state, _, log_path):
         yield ScratchService(state=state, processed_file=processed_file, log_path=log_path)
 
 

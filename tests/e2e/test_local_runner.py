@@ -245,6 +245,24 @@ def test_an_sqs_worker_processes_batches_and_dead_letters_only_the_failures_it_r
     assert attributes["ApproximateNumberOfMessages"] == attributes["ApproximateNumberOfMessagesNotVisible"] == "0"
 
 
+def test_concurrent_callers_scale_the_function_out_up_to_its_cap_and_none_is_throttled(
+    scratch_service: ScratchService,
+) -> None:
+    from tests.e2e.conftest import SCRATCH_CONCURRENCY
+
+    # Given 30 callers at once, each call holding its sandbox 0.4 s (12 s for one sandbox alone)
+    def call(_: int) -> requests.Response:
+        return scratch_service.call({"action": "pause"})
+
+    with ThreadPoolExecutor(max_workers=30) as pool:
+        responses = list(pool.map(call, range(30)))
+
+    # Then all are answered, by more than one sandbox process and never more than the cap
+    assert Counter(r.status_code for r in responses) == {200: 30}, [r.text for r in responses if r.status_code != 200]
+    pids = {r.json()["pid"] for r in responses}
+    assert 2 <= len(pids) <= SCRATCH_CONCURRENCY, pids
+
+
 def test_a_web_user_signs_in_with_the_chat_platform_and_lists_their_servers(local_service: LocalService) -> None:
     # Given the user token the runner printed and a fresh OAuth code from the chat-platform sandbox
     sandbox_root = local_service.state["chat_api_base_url"].removesuffix("/api/v10")

@@ -98,6 +98,7 @@ def test_invite_the_platform_still_returns_past_its_expiry_is_expired(invoke, pl
         "https://discord.gg/a/b",
         "https://discord.gg/",
         "https://discord.gg/bad*code",
+        '".\u00da[\u00fc>',  # urlsplit: "Invalid IPv6 URL" (a 500 the fuzz gate found)
         "a" * 201,
         42,
         None,

@@ -48,6 +48,7 @@ REFUSES_VALID_SCHEMA_WITH_400 = {
     "POST /functions/chatAuth": "redirect_uri must be a registered one; the code must have been issued",
     "POST /functions/validateChatInvite": "a link must be on one of CHAT_INVITE_HOSTS",
     "POST /functions/deployToChat": "role, category and channel names must be told apart",
+    "POST /functions/svcAiChat": "at least one message of role user, or questionnaire_data (a rule across fields)",
 }
 POSITIVE_STATUSES_WITH_400 = ["2xx", "400", "401", "403", "404", "409"]
 
@@ -173,7 +174,8 @@ def run_schemathesis(
 def fuzz_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
     """A runner of its own (the fuzzer may deploy to the sandbox's guilds, which other tests read), with the gate's
     bearer user linked to a sandbox user so that getChatGuilds and deployToChat reach their logic."""
-    with running(tmp_path_factory.mktemp("fuzz-run")) as (state, _, log_path):
+    # The AI operations answer from the local model, as they would from the provider (without one: 503).
+    with running(tmp_path_factory.mktemp("fuzz-run"), environ={"SVC_AI_PROVIDER": "local"}) as (state, _, log_path):
         service = LocalService(state=state, first_answer_seconds=0.0, log_path=log_path)
         _link_user(service)
         yield service

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Annotated, Any
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
 from svcconf.config import MAX_NAME_LENGTH, ServerConfig, lint_config
 from svcconf.errors import field_path
+from svcconf.store.templates import StoredTemplate
 
 MAX_DESCRIPTION_LENGTH = 300
 MAX_TAGS = 8
@@ -49,6 +51,19 @@ class TemplateDraft(BaseModel):
     @property
     def id(self) -> str:
         return template_id(self.name)
+
+    def stored(self, *, source: Literal["starter", "generated"], created_at: datetime, **origin: Any) -> StoredTemplate:
+        """The library's item for this template; `origin` names the job, chunk and position that stored it."""
+        return StoredTemplate(
+            id=self.id,
+            name=self.name,
+            description=self.description,
+            tags=self.tags,
+            configuration=self.config.model_dump(mode="json", exclude_unset=True),
+            source=source,
+            created_at=created_at,
+            **origin,
+        )
 
 
 class Drop(BaseModel):

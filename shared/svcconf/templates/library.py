@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from svcconf.clock import utc_now
 from svcconf.observability import logger
 from svcconf.settings import get_settings
-from svcconf.store.templates import StoredTemplate, TemplateRepository
+from svcconf.store.templates import TemplateRepository
 from svcconf.templates.candidates import TemplateDraft
 from svcconf.templates.ranking import rank
 
@@ -62,20 +62,7 @@ def ensure_starter_set(templates: TemplateRepository | None = None) -> int:
     if templates.has_starter_set(version):
         return 0
     now = utc_now()
-    added = sum(
-        templates.add_starter(
-            StoredTemplate(
-                id=draft.id,
-                name=draft.name,
-                description=draft.description,
-                tags=draft.tags,
-                configuration=draft.config.model_dump(mode="json", exclude_unset=True),
-                source="starter",
-                created_at=now,
-            )
-        )
-        for draft in starter_set()
-    )
+    added = sum(templates.add_starter(draft.stored(source="starter", created_at=now)) for draft in starter_set())
     templates.mark_starter_set(version, len(starter_set()), now)
     logger.info("starter set loaded", extra={"version": version, "added": added})
     return added

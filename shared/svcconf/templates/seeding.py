@@ -31,7 +31,7 @@ from svcconf.errors import ServiceUnavailable
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 from svcconf.store import queues
-from svcconf.store.templates import ChunkRecord, JobRecord, SeedingBusy, StoredTemplate, TemplateRepository
+from svcconf.store.templates import ChunkRecord, JobRecord, SeedingBusy, TemplateRepository
 from svcconf.templates.candidates import vet_all
 from svcconf.templates.library import ensure_starter_set, repository
 
@@ -215,17 +215,12 @@ def _store_chunk(templates: TemplateRepository, chunk: ChunkRecord) -> None:
     stored = surplus = 0
     for position, draft in kept:
         outcome = templates.store_generated(
-            StoredTemplate(
-                id=draft.id,
-                name=draft.name,
-                description=draft.description,
-                tags=draft.tags,
-                configuration=draft.config.model_dump(mode="json", exclude_unset=True),
+            draft.stored(
                 source="generated",
+                created_at=utc_now(),
                 job_id=chunk.job_id,
                 chunk_id=chunk.chunk_id,
                 position=position,
-                created_at=utc_now(),
             )
         )
         if outcome in ("stored", "already_stored"):

@@ -15,31 +15,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench.xray_init import MINIMAL_HANDLER as MINIMAL_HANDLER_SOURCE
+
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = 5
 
-MINIMAL_HANDLER = """
-from typing import Annotated
-from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver
-from aws_lambda_powertools.event_handler.openapi.params import Body
-from pydantic import BaseModel
-
-logger, metrics = Logger(), Metrics()
-app = APIGatewayRestResolver(enable_validation=True)
-
-class Ping(BaseModel):
-    text: str
-
-@app.post("/ping")
-def ping(body: Annotated[Ping, Body()]) -> Ping:
-    return body
-
-@logger.inject_lambda_context
-@metrics.log_metrics
-def lambda_handler(event, context):
-    return app.resolve(event, context)
-"""
+MINIMAL_HANDLER = MINIMAL_HANDLER_SOURCE.format(tracer_setup="", tracer_decorator="")
 
 TIMER = (
     "import time, importlib; t = time.perf_counter(); "

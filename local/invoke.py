@@ -98,20 +98,55 @@ def seed_deploy_jobs(runner: Runner, event: dict[str, Any], chat_user_id: str | 
     from local.seed import seed_deployment
 
     notes = []
-    for record in event.get("Records") or []:
-        if record.get("eventSource") != "aws:sqs":
-            continue
-        try:
-            job = json.loads(str(record.get("body") or ""))
-        except ValueError:
-            continue
-        if not isinstance(job, dict) or not {"user_id", "project_id", "deployment_id"} <= job.keys():
+    for job in _sqs_bodies(event):
+        if not {"user_id", "project_id", "deployment_id"} <= job.keys():
             continue
         if chat_user_id is None:
             notes.append("no deployment seeded: no chat account is linked (the sandbox is not running)")
             continue
         notes.append(seed_deployment(runner, job, chat_user_id))
     return notes
+
+
+def seed_template_jobs(runner: Runner, event: dict[str, Any]) -> list[str]:
+    """Starts the template job each chunk message of an SQS event names, when it is not stored yet."""
+    from local.seed import seed_template_job
+
+    return [
+        seed_template_job(runner, message)
+        for message in _sqs_bodies(event)
+        if message.get("kind") == "chunk" and {"job_id", "chunk_id", "count"} <= message.keys()
+    ]
+
+
+def template_job_outcomes(runner: Runner, event: dict[str, Any]) -> list[dict[str, Any]]:
+    """The template jobs the chunk messages of an SQS event name, read after the run."""
+    import importlib
+
+    from local.seed import layer_environment
+
+    found = []
+    with layer_environment(runner, "seedTemplates"):
+        store = importlib.import_module("svcconf.store.templates")
+        settings = importlib.import_module("svcconf.settings").get_settings()
+        repository = store.TemplateRepository(settings.templates_table)
+        for job_id in {message["job_id"] for message in _sqs_bodies(event) if message.get("kind") == "chunk"}:
+            job = repository.get_job(job_id)
+            if job is not None:
+                found.append({"job_id": job.job_id, "status": job.status, "stored": job.stored, "dropped": job.dropped})
+    return found
+
+
+def _sqs_bodies(event: dict[str, Any]) -> list[dict[str, Any]]:
+    bodies = []
+    for record in event.get("Records") or []:
+        try:
+            body = json.loads(str(record.get("body") or ""))
+        except ValueError:
+            continue
+        if record.get("eventSource") == "aws:sqs" and isinstance(body, dict):
+            bodies.append(body)
+    return bodies
 
 
 def deployment_outcomes(runner: Runner, event: dict[str, Any]) -> list[dict[str, Any]]:
@@ -172,13 +207,10 @@ def captured_output() -> Iterator[list[str]]:
 def invoke_once(runtime: FunctionRuntime, event: dict[str, Any]) -> tuple[Any, InvocationError | None, float, float]:
     """(result, error, init seconds, duration seconds): a fresh sandbox started, then invoked once."""
     started = time.monotonic()
-    # A cold start on its own: the sandbox is started and handed back before the event goes in, so that the
-    # init (interpreter, imports, module setup) and the invocation are timed apart, as Lambda reports them.
     try:
-        sandbox = runtime._acquire(SANDBOX_INIT_TIMEOUT_SECONDS)
+        runtime.start_cold(SANDBOX_INIT_TIMEOUT_SECONDS)
     except InvocationError as failed:
         return None, failed, time.monotonic() - started, 0.0
-    runtime._idle.put(sandbox)
     init_seconds = time.monotonic() - started
     started = time.monotonic()
     try:
@@ -255,6 +287,7 @@ def main(argv: list[str] | None = None) -> int:
         notes = [*seeded.problems, *filter(None, [refresh_bearer_token(runner, event)])]
         linked = seeded.linked_chat_user
         notes += seed_deploy_jobs(runner, event, linked["id"] if linked else None)
+        notes += seed_template_jobs(runner, event)
         for note in notes:
             runner.say(f"  note            {note}")
         runtime = runner._runtime(spec)
@@ -262,10 +295,15 @@ def main(argv: list[str] | None = None) -> int:
         with captured_output() as log_lines:
             result, error, init_seconds, duration_seconds = invoke_once(runtime, event)
         outcomes = deployment_outcomes(runner, event) if "Records" in event else []
+        template_jobs = template_job_outcomes(runner, event) if "Records" in event else []
     finally:
         runner.shutdown()
 
-    ok = succeeded(result, error) and all(outcome["status"] == "succeeded" for outcome in outcomes)
+    ok = (
+        succeeded(result, error)
+        and all(outcome["status"] == "succeeded" for outcome in outcomes)
+        and all(job["stored"] > 0 for job in template_jobs)
+    )
     report = {
         "function": spec.logical_id,
         "event": str(event_path),
@@ -274,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
         "error": str(error) if error is not None else None,
         "response": result,
         "deployments": outcomes,
+        "template_jobs": template_jobs,
         "duration_ms": round(duration_seconds * 1000, 1),
         "init_duration_ms": round(init_seconds * 1000, 1),
         "succeeded": ok,
@@ -287,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nError: {error}" if error is not None else f"\nResponse:\n{render_result(result)}")
     for outcome in outcomes:
         print(f"deployment {outcome['deployment_id']}: {outcome['status']}. {outcome['result'] or ''}".rstrip())
+    for job in template_jobs:
+        print(f"template job {job['job_id']}: {job['status']}, {job['stored']} stored, {job['dropped']} dropped")
     print(
         f"\nREPORT {spec.logical_id}  Duration: {report['duration_ms']} ms  Init Duration: {report['init_duration_ms']}"
         f" ms  Memory Size: {spec.memory_size} MB  Timeout: {spec.timeout} s"

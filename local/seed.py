@@ -180,3 +180,23 @@ def seed_deployment(runner: Runner, job: dict[str, Any], chat_user_id: str) -> s
         epoch = int(now.timestamp())
         repository.start(record, lock_expiration=epoch + DEPLOYMENT_LOCK_SECONDS, now=epoch)
         return f"queued deployment {deployment_id} of the sample configuration to {guild['name']} ({guild['id']})"
+
+
+def seed_template_job(runner: Runner, message: dict[str, Any]) -> str:
+    """The running job a template worker's chunk message names, at that chunk's round, as seedTemplates and the
+    round's planning would have stored it; says what it did."""
+    with layer_environment(runner, "seedTemplates"):
+        store = importlib.import_module("svcconf.store.templates")
+        seeding = importlib.import_module("svcconf.templates.seeding")
+        settings = importlib.import_module("svcconf.settings").get_settings()
+        repository = store.TemplateRepository(settings.templates_table)
+        job_id, chunk_id, count = message["job_id"], message["chunk_id"], int(message["count"])
+        if repository.get_job(job_id) is not None:
+            return f"template job {job_id} is already stored"
+        now = datetime.now(UTC)
+        job = store.JobRecord(job_id=job_id, requested=count, requested_by="dev-admin", created_at=now, updated_at=now)
+        epoch = int(now.timestamp())
+        repository.start(job, lock_expiration=epoch + seeding.LOCK_SECONDS, now=epoch)
+        round_number = int(str(chunk_id).split("-")[0])
+        repository.start_round(job, round_number, {chunk_id: count}, now)
+        return f"started template job {job_id} for {count} templates (round {round_number}: chunk {chunk_id})"

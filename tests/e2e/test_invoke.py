@@ -43,6 +43,14 @@ EXPECTED: dict[str, Callable[[dict[str, Any]], None]] = {
     "deployWorker": lambda report: _expect(
         report["deployments"][0], deployment_id="dp_000000000000sample", status="succeeded"
     ),
+    # The AI functions answer from the local model when no key is set.
+    "svcAiChat": lambda report: _expect(
+        {**_body(report), "has_config": _body(report)["config"] is not None}, has_config=True, warnings=[]
+    ),
+    "seedTemplates": lambda report: _expect(_body(report), success=True, started=True),
+    "templateWorker": lambda report: _expect(
+        report["template_jobs"][0], job_id="tj_000000000000sample", status="succeeded", stored=5
+    ),
 }
 
 

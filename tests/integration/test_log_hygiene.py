@@ -31,7 +31,8 @@ from svcconf.observability import logger as service_logger
 from svcconf.settings import get_settings
 from svcconf.store.chat_links import ChatLink, ChatLinkRepository
 from tests.integration.conftest import BOT_TOKEN, CHAT_CLIENT_SECRET, JWT_SECRET, REDIRECT_URI, ROOT, bearer
-from tests.integration.deploy_helpers import DeployQueue, deploy_body
+from tests.integration.deploy_helpers import DeployQueue, deploy_body, sqs_record
+from tests.integration.template_helpers import TemplateQueue
 
 ALICE, BOB = "1191000000000000101", "1191000000000000102"
 DEMO, BUILD = "1191000000000001001", "1191000000000001005"
@@ -192,9 +193,22 @@ def deploy_to_chat(drive: Drive, monkeypatch: pytest.MonkeyPatch) -> None:
     assert drive.call("deployToChat", deploy_body(BUILD, config), user).status == 202
     drive.call("deployToChat", {"action": "info", "project_id": "proj-1"}, user)
     drive.call("deployToChat", deploy_body(DEMO, config), drive.bearer("never-linked"))  # 403
-    for name in WORKERS:  # the worker applies the deploy with the bot's token
-        assert name == "DeployWorkerFunction", f"a new worker {name}: drive it here"
-        DeployQueue(drive.aws).drain()
+    DeployQueue(drive.aws).drain()  # the worker applies the deploy with the bot's token
+
+
+def drive_workers(drive: Drive) -> None:
+    """Every worker of the template, on what the operations queued."""
+    for name in WORKERS:
+        if name == "DeployWorkerFunction":
+            DeployQueue(drive.aws).drain()
+        elif name == "TemplateWorkerFunction":
+            queue = TemplateQueue(drive.aws)  # seedTemplates queued a job; each message once (the provider fails)
+            while messages := queue.receive():
+                queue.deliver(sqs_record(messages[0], queue.arn))
+                queue.sqs.delete_message(QueueUrl=queue.url, ReceiptHandle=messages[0]["ReceiptHandle"])
+            assert queue.delivered, "seedTemplates queued no job for the template worker"
+        else:
+            raise AssertionError(f"a new worker {name}: drive it here")
 
 
 def get_config_by_code(drive: Drive, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -253,6 +267,7 @@ def test_no_secret_appears_in_any_log_record_of_any_operation(
     # When every operation of the template runs its steps
     for operation in sorted(OPERATIONS, key=lambda name: (ORDER.index(name) if name in ORDER else len(ORDER), name)):
         STEPS.get(operation, any_operation(operation))(drive, monkeypatch)
+    drive_workers(drive)
     drive.collect_platform_tokens()
     # Then each was driven, with successes and refusals among the answers
     assert set(drive.statuses) == set(OPERATIONS)

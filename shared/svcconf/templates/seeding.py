@@ -31,7 +31,7 @@ from svcconf.errors import ServiceUnavailable
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 from svcconf.store import queues
-from svcconf.store.templates import ChunkRecord, JobRecord, SeedingBusy, TemplateRepository
+from svcconf.store.templates import ChunkRecord, JobRecord, JobStatus, SeedingBusy, TemplateRepository
 from svcconf.templates.candidates import vet_all
 from svcconf.templates.library import ensure_starter_set, repository
 
@@ -252,8 +252,8 @@ def advance(job_id: str) -> None:
             queues.send(_queue_url(), RoundMessage(job_id=job_id, round=job.round + 1).model_dump())
 
 
-def _finish(templates: TemplateRepository, job: JobRecord, status: str, error: str | None) -> None:
-    if templates.finish(job, status, error, utc_now()):  # type: ignore[arg-type]
+def _finish(templates: TemplateRepository, job: JobRecord, status: JobStatus, error: str | None) -> None:
+    if templates.finish(job, status, error, utc_now()):
         metrics.add_metric(name=f"TemplateJob{status.capitalize()}", unit="Count", value=1)
         logger.info(
             "template job finished",

@@ -44,7 +44,6 @@ def _measure_all() -> list[tuple[str, int, int, list[float]]]:
         AWS_ACCESS_KEY_ID="bench",
         AWS_SECRET_ACCESS_KEY="bench",  # noqa: S106 - moto's
         AWS_DEFAULT_REGION="us-east-1",
-        POWERTOOLS_TRACE_DISABLED="true",
         POWERTOOLS_METRICS_DISABLED="true",
         POWERTOOLS_LOG_LEVEL="WARNING",
     )

@@ -1,7 +1,7 @@
 """The one Logger and Metrics of a function; configured by POWERTOOLS_* variables.
 
-No Tracer: the X-Ray SDK it needs is in maintenance and was the largest part of our init time; Lambda's active
-tracing (`Tracing: Active` in template.yaml) still records every invocation.
+No Tracer: the X-Ray SDK it needs is in maintenance (end of support February 2027) and costs init time; Lambda's
+active tracing (`Tracing: Active` in template.yaml) still records every invocation.
 """
 
 from __future__ import annotations

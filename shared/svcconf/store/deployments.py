@@ -20,7 +20,7 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel, Field
 
 from svcconf.store import blobs
-from svcconf.store.dynamo import is_conditional_check_failure, table
+from svcconf.store.dynamo import is_conditional_check_failure, plain_integers, table
 
 DeploymentKind = Literal["deploy", "rollback"]
 DeploymentStatus = Literal["queued", "running", "succeeded", "partial", "failed"]
@@ -114,18 +114,7 @@ def _from_item(item: dict[str, Any]) -> DeploymentRecord:
     values = {key: value for key, value in item.items() if key not in ("pk", "sk")}
     if "configuration" in values:
         values["configuration"] = blobs.unpack(values["configuration"])
-    return DeploymentRecord.model_validate(_plain(values))
-
-
-def _plain(value: Any) -> Any:
-    """DynamoDB hands numbers back as Decimal: the record's counts are integers."""
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_plain(item) for item in value]
-    if type(value).__name__ == "Decimal":
-        return int(value)
-    return value
+    return DeploymentRecord.model_validate(plain_integers(values))
 
 
 class Progress(BaseModel):

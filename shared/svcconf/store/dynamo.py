@@ -25,3 +25,14 @@ def table(name: str) -> Any:
 def is_conditional_check_failure(error: Exception) -> bool:
     code = getattr(error, "response", {}).get("Error", {}).get("Code")
     return code in ("ConditionalCheckFailedException", "TransactionCanceledException")
+
+
+def plain_integers(value: Any) -> Any:
+    """An item as plain Python: DynamoDB hands numbers back as Decimal, and every number we store is an integer."""
+    if isinstance(value, dict):
+        return {key: plain_integers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [plain_integers(item) for item in value]
+    if type(value).__name__ == "Decimal":
+        return int(value)
+    return value

@@ -25,7 +25,7 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel, Field
 
 from svcconf.store import blobs
-from svcconf.store.dynamo import is_conditional_check_failure, table
+from svcconf.store.dynamo import is_conditional_check_failure, plain_integers, table
 
 JobStatus = Literal["running", "succeeded", "partial", "failed"]
 StoreOutcome = Literal["stored", "already_stored", "duplicate", "quota_full"]
@@ -99,17 +99,6 @@ def _template_key(template_id: str) -> dict[str, str]:
     return {"pk": LIBRARY, "sk": f"{TEMPLATE_PREFIX}{template_id}"}
 
 
-def _plain(value: Any) -> Any:
-    """DynamoDB hands numbers back as Decimal: every number here is an integer."""
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_plain(item) for item in value]
-    if type(value).__name__ == "Decimal":
-        return int(value)
-    return value
-
-
 def _template_item(template: StoredTemplate) -> dict[str, Any]:
     item = template.model_dump(mode="json", exclude={"configuration"}, exclude_none=True)
     item["configuration"] = blobs.pack(blobs.json_bytes(template.configuration))
@@ -119,7 +108,7 @@ def _template_item(template: StoredTemplate) -> dict[str, Any]:
 def _template_from(item: dict[str, Any]) -> StoredTemplate:
     values = {key: value for key, value in item.items() if key not in ("pk", "sk")}
     values["configuration"] = blobs.unpack(values["configuration"])
-    return StoredTemplate.model_validate(_plain(values))
+    return StoredTemplate.model_validate(plain_integers(values))
 
 
 def _cancellation_codes(error: ClientError) -> list[str]:
@@ -161,7 +150,7 @@ class TemplateRepository:
         """Every template's id, name, description and tags (not its configuration)."""
         names = {f"#a{index}": attribute for index, attribute in enumerate(SUMMARY_ATTRIBUTES)}
         return [
-            _plain(item)
+            plain_integers(item)
             for item in self._query(
                 KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
                 ExpressionAttributeValues={":pk": LIBRARY, ":prefix": TEMPLATE_PREFIX},
@@ -295,7 +284,7 @@ class TemplateRepository:
         item = self._table.get_item(Key=_job_key(job_id), ConsistentRead=True).get("Item")
         if not item:
             return None
-        return JobRecord.model_validate(_plain({k: v for k, v in item.items() if k not in ("pk", "sk")}))
+        return JobRecord.model_validate(plain_integers({k: v for k, v in item.items() if k not in ("pk", "sk")}))
 
     def start_round(self, job: JobRecord, round_number: int, chunks: dict[str, int], now: datetime) -> bool:
         """Moves a running job from round `round_number - 1` to `round_number`; False if it already moved."""
@@ -363,7 +352,7 @@ class TemplateRepository:
             return None
         values = {key: value for key, value in item.items() if key not in ("pk", "sk")}
         values["candidates"] = blobs.unpack(values["candidates"]) if "candidates" in values else []
-        return ChunkRecord.model_validate(_plain(values))
+        return ChunkRecord.model_validate(plain_integers(values))
 
     def keep_candidates(self, chunk: ChunkRecord) -> ChunkRecord:
         """Records what the model gave for this chunk, unless a concurrent delivery did first: the kept record."""

@@ -7,6 +7,7 @@ requests one call needs without faults) and the median latency.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import logging
@@ -14,6 +15,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -64,7 +66,10 @@ def run() -> None:
     _print(rows, baseline)
 
 
-def _run_with_faults() -> tuple[list[tuple[Any, ...]], dict[str, float]]:
+@contextlib.contextmanager
+def signed_in_world(fixture: dict[str, Any] | None = None, user: str = "bench-user") -> Iterator[tuple[Any, str]]:
+    """The sandbox (on `fixture`, the default one if None) and moto with template.yaml's resources, the handlers'
+    environment pointed at both, and a bearer token whose user alice has linked: (sandbox, token)."""
     os.environ.update(
         AWS_ACCESS_KEY_ID="bench",
         AWS_SECRET_ACCESS_KEY="bench",  # noqa: S106 - moto's
@@ -79,9 +84,11 @@ def _run_with_faults() -> tuple[list[tuple[Any, ...]], dict[str, float]]:
     from local.chat_sandbox import DEFAULT_FIXTURE, start_sandbox
     from local.template import load_template
     from local.tokens import issue_token
+    from svcconf.chat import get_chat_client
+    from svcconf.settings import get_settings
 
     logging.getLogger("svcconf").setLevel(logging.ERROR)
-    fixture = json.loads(Path(DEFAULT_FIXTURE).read_text())
+    fixture = fixture or json.loads(Path(DEFAULT_FIXTURE).read_text())
     fixture["bot"]["token"] = BOT_TOKEN
     sandbox, base_url = start_sandbox(fixture=fixture)
     try:
@@ -96,15 +103,23 @@ def _run_with_faults() -> tuple[list[tuple[Any, ...]], dict[str, float]]:
                 CHAT_CLIENT_ID=sandbox.state.application["client_id"],
                 CHAT_REDIRECT_URIS=REDIRECT_URI,
             )
-            token = issue_token(JWT_SECRET, "bench-user")
-            sign_in = {"code": sandbox.state.mint_code(ALICE), "redirect_uri": REDIRECT_URI}
-            signed_in = _invoke("chatAuth", sign_in, token)
+            get_settings.cache_clear()
+            get_chat_client.cache_clear()
+            token = issue_token(JWT_SECRET, user)
+            signed_in = _invoke(
+                "chatAuth", {"code": sandbox.state.mint_code(ALICE), "redirect_uri": REDIRECT_URI}, token
+            )
             assert signed_in["statusCode"] == 200, signed_in["body"]
-            baseline = {op: _measure(op, token, sandbox.state)[2] / CALLS[op] for op in CALLS}
-            sandbox.state.configure(**FAULTS)
-            rows = [(operation, *_measure(operation, token, sandbox.state)) for operation in CALLS]
+            yield sandbox, token
     finally:
         sandbox.shutdown()
+
+
+def _run_with_faults() -> tuple[list[tuple[Any, ...]], dict[str, float]]:
+    with signed_in_world() as (sandbox, token):
+        baseline = {op: _measure(op, token, sandbox.state)[2] / CALLS[op] for op in CALLS}
+        sandbox.state.configure(**FAULTS)
+        rows = [(operation, *_measure(operation, token, sandbox.state)) for operation in CALLS]
     return rows, baseline
 
 

@@ -11,7 +11,6 @@ call once the set is older than its lifetime.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import statistics
 import sys
@@ -20,7 +19,7 @@ from decimal import Decimal
 from pathlib import Path
 from unittest import mock
 
-from bench.chat_rate_limits import BOT_TOKEN, CLIENT_SECRET, JWT_SECRET, REDIRECT_URI, _invoke
+from bench.chat_rate_limits import _invoke, signed_in_world
 
 ROOT = Path(__file__).resolve().parents[1]
 ALICE = "1191000000000000101"
@@ -40,79 +39,43 @@ def run() -> None:
 
 
 def _measure_all() -> list[tuple[str, int, int, list[float]]]:
-    os.environ.update(
-        AWS_ACCESS_KEY_ID="bench",
-        AWS_SECRET_ACCESS_KEY="bench",  # noqa: S106 - moto's
-        AWS_DEFAULT_REGION="us-east-1",
-        POWERTOOLS_METRICS_DISABLED="true",
-        POWERTOOLS_LOG_LEVEL="WARNING",
-    )
     sys.path[:0] = [str(ROOT / "shared"), str(ROOT)]
-    from moto import mock_aws
-
-    from local.aws import provision
-    from local.chat_sandbox import DEFAULT_FIXTURE, start_sandbox
+    from local.chat_sandbox import DEFAULT_FIXTURE
     from local.chat_sandbox.many_guilds import with_bot_in_guilds
-    from local.template import load_template
-    from local.tokens import issue_token
-    from svcconf.chat import get_chat_client
     from svcconf.settings import get_settings
     from svcconf.store.dynamo import table
 
-    logging.getLogger("svcconf").setLevel(logging.ERROR)
     fixture = json.loads(Path(DEFAULT_FIXTURE).read_text())
-    fixture["bot"]["token"] = BOT_TOKEN
-    crowd = BOT_GUILDS - FIXTURE_BOT_GUILDS
-    grown = with_bot_in_guilds(fixture, crowd, members={ALICE: USER_GUILDS - 5})
-    sandbox, base_url = start_sandbox(fixture=grown)
-    state = sandbox.state
+    grown = with_bot_in_guilds(fixture, BOT_GUILDS - FIXTURE_BOT_GUILDS, members={ALICE: USER_GUILDS - 5})
 
-    def measure(case: str, calls: int) -> tuple[str, int, int, list[float]]:
-        before, latencies = len(state.request_log), []
-        for _ in range(calls):
-            started = time.perf_counter()
-            response = _invoke("getChatGuilds", {}, token)
-            latencies.append(time.perf_counter() - started)
-            body = json.loads(response["body"])
-            assert response["statusCode"] == 200, response["body"]
-            assert len(body["guilds"]) == USER_GUILDS, len(body["guilds"])
-        return case, calls, len(state.request_log) - before, latencies
+    with signed_in_world(grown, user="bench-guilds-user") as (sandbox, token):
 
-    def use_cache(seconds: str) -> None:
-        os.environ["CHAT_BOT_GUILDS_CACHE_SECONDS"] = seconds
-        get_settings.cache_clear()
+        def measure(case: str, calls: int) -> tuple[str, int, int, list[float]]:
+            before, latencies = len(sandbox.state.request_log), []
+            for _ in range(calls):
+                started = time.perf_counter()
+                response = _invoke("getChatGuilds", {}, token)
+                latencies.append(time.perf_counter() - started)
+                body = json.loads(response["body"])
+                assert response["statusCode"] == 200, response["body"]
+                assert len(body["guilds"]) == USER_GUILDS, len(body["guilds"])
+            return case, calls, len(sandbox.state.request_log) - before, latencies
 
-    try:
-        with mock_aws():
-            resources = provision(
-                load_template(ROOT / "template.yaml"),
-                secret_values={"BotTokenSecret": BOT_TOKEN, "JwtSecret": JWT_SECRET, "ChatClientSecret": CLIENT_SECRET},
-            )
-            os.environ.update(resources.environment_for(None))
-            os.environ.update(
-                CHAT_API_BASE_URL=base_url,
-                CHAT_CLIENT_ID=state.application["client_id"],
-                CHAT_REDIRECT_URIS=REDIRECT_URI,
-            )
+        def use_cache(seconds: str) -> None:
+            os.environ["CHAT_BOT_GUILDS_CACHE_SECONDS"] = seconds
             get_settings.cache_clear()
-            get_chat_client.cache_clear()
-            token = issue_token(JWT_SECRET, "bench-guilds-user")
-            signed_in = _invoke("chatAuth", {"code": state.mint_code(ALICE), "redirect_uri": REDIRECT_URI}, token)
-            assert signed_in["statusCode"] == 200, signed_in["body"]
-            rows = []
-            use_cache("0")
-            rows.append(measure("before: every call pages the bot's guilds", CALLS))
-            use_cache("60")
-            rows.append(measure("after, cold: no shared set yet", 1))
-            rows.append(measure("after, warm: shared set under 60 s old", CALLS))
-            cache_item = table(get_settings().chat_cache_table)
-            cache_item.update_item(
-                Key={"key": "bot-guilds"},
-                UpdateExpression="SET fetched_at = fetched_at - :age",
-                ExpressionAttributeValues={":age": Decimal(61)},
-            )
-            rows.append(measure("after, stale: set over 60 s old, fetched again", 1))
-            rows.append(measure("after, warm again", CALLS))
-    finally:
-        sandbox.shutdown()
+
+        rows = []
+        use_cache("0")
+        rows.append(measure("before: every call pages the bot's guilds", CALLS))
+        use_cache("60")
+        rows.append(measure("after, cold: no shared set yet", 1))
+        rows.append(measure("after, warm: shared set under 60 s old", CALLS))
+        table(get_settings().chat_cache_table).update_item(
+            Key={"key": "bot-guilds"},
+            UpdateExpression="SET fetched_at = fetched_at - :age",
+            ExpressionAttributeValues={":age": Decimal(61)},
+        )
+        rows.append(measure("after, stale: set over 60 s old, fetched again", 1))
+        rows.append(measure("after, warm again", CALLS))
     return rows

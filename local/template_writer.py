@@ -4,8 +4,10 @@ chunk requests, and what tests drive the worker with.
 Deterministic: the same job, chunk and count always give the same templates. Names combine a style with the
 requested kind of server ("Cozy Running Club") and skip the names the request says to avoid, as a careful model
 would; chunks of one job running at once can still pick the same name, which the worker drops as a duplicate.
-Like a real model it is sometimes wrong, on purpose and predictably: about one template in eight is flawed
-(alternately invalid by §5 and unsafe by the lint), so the worker's vetting and its extra rounds are exercised.
+Like a real model it is sometimes wrong, on purpose and predictably: in a job's first round one template in
+eight is flawed (alternately invalid by §5 and unsafe by the lint), so the worker's vetting and its extra rounds
+are exercised; later rounds are clean, so every job ends within the worker's rounds whatever its random id
+(flaws drawn from the id once left a job of 10 one template short about one time in forty).
 """
 
 from __future__ import annotations
@@ -105,8 +107,8 @@ def template_for(kind: str, name: str, seed: int) -> dict[str, Any]:
     }
 
 
-def _flaw(template: dict[str, Any], seed: int) -> dict[str, Any]:
-    if seed % 2:  # invalid by §5: an overwrite names a role the configuration does not define
+def _flaw(template: dict[str, Any], flaw: int) -> dict[str, Any]:
+    if flaw % 2:  # invalid by §5: an overwrite names a role the configuration does not define
         template["config"]["categories"][3]["overwrites"][1]["role"] = "Moderators"
     else:  # valid but unsafe: every member may ping everyone
         template["config"]["categories"][0]["channels"][0]["overwrites"][0]["allow"] = ["MENTION_EVERYONE"]
@@ -129,5 +131,15 @@ def write_templates(
                 break
         avoid.add(name.casefold())
         template = template_for(kind, name, seed)
-        written.append(_flaw(template, seed // FLAW_EVERY) if seed % FLAW_EVERY == 0 else template)
+        flaw = _flaw_number(chunk_id, count, position)
+        written.append(template if flaw is None else _flaw(template, flaw))
     return written
+
+
+def _flaw_number(chunk_id: str, count: int, position: int) -> int | None:
+    """Which flaw, if any, the template at `position` of chunk `<round>-<index>` gets: the round's every eighth."""
+    round_number, _, index = chunk_id.partition("-")
+    if round_number != "1":
+        return None
+    spread = int(index) * count + position if index.isdigit() else position
+    return spread // FLAW_EVERY if spread % FLAW_EVERY == FLAW_EVERY - 1 else None

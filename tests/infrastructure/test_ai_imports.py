@@ -18,9 +18,9 @@ ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = load_template(ROOT / "template.yaml")
 KEY_VARIABLE = "ANTHROPIC_API_KEY_SECRET_ID"
 PROBE = """
-import importlib, json, sys
+import gc, importlib, json, sys
 importlib.import_module(sys.argv[1])
-print(json.dumps({"anthropic": "anthropic" in sys.modules, "httpx2": "httpx2" in sys.modules}))
+print(json.dumps({"anthropic": "anthropic" in sys.modules, "httpx2": "httpx2" in sys.modules, "frozen": gc.get_freeze_count()}))
 """
 
 
@@ -54,11 +54,13 @@ def test_the_ai_functions_are_known_and_svc_ai_chat_is_one() -> None:
 
 @pytest.mark.parametrize("module", sorted(m for m, ai in HANDLERS.items() if not ai))
 def test_a_handler_without_ai_never_imports_the_sdk(module: str) -> None:
-    assert _loaded(module) == {"anthropic": False, "httpx2": False}
+    assert _loaded(module) == {"anthropic": False, "httpx2": False, "frozen": 0}
 
 
-def test_svc_ai_chat_imports_the_sdk_at_init() -> None:
-    assert _loaded("functions.svcAiChat.app")["anthropic"] is True
+def test_svc_ai_chat_imports_the_sdk_at_init_and_freezes_it_out_of_the_collectors_reach() -> None:
+    loaded = _loaded("functions.svcAiChat.app")
+    assert loaded["anthropic"] is True
+    assert loaded["frozen"] > 100_000
 
 
 @pytest.mark.parametrize("module", ["svcconf.ai", "svcconf.ai.errors", "svcconf.ai.usage", "svcconf.settings"])

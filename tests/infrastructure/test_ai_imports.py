@@ -20,7 +20,8 @@ KEY_VARIABLE = "ANTHROPIC_API_KEY_SECRET_ID"
 PROBE = """
 import gc, importlib, json, sys
 importlib.import_module(sys.argv[1])
-print(json.dumps({"anthropic": "anthropic" in sys.modules, "httpx2": "httpx2" in sys.modules, "frozen": gc.get_freeze_count()}))
+loaded = {name: name in sys.modules for name in ("anthropic", "httpx2")}
+print(json.dumps({**loaded, "frozen": gc.get_freeze_count()}))
 """
 
 

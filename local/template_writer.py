@@ -6,8 +6,8 @@ requested kind of server ("Cozy Running Club") and skip the names the request sa
 would; chunks of one job running at once can still pick the same name, which the worker drops as a duplicate.
 Like a real model it is sometimes wrong, on purpose and predictably: in a job's first round one template in
 eight is flawed (alternately invalid by §5 and unsafe by the lint), so the worker's vetting and its extra rounds
-are exercised; later rounds are clean, so every job ends within the worker's rounds whatever its random id
-(flaws drawn from the id once left a job of 10 one template short about one time in forty).
+are exercised; later rounds are clean, so how a job ends no longer depends on its random id (flaws drawn
+from the id once left a job of 10 one template short, after all its rounds, about one time in forty).
 """
 
 from __future__ import annotations

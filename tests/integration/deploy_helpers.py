@@ -64,12 +64,12 @@ def sqs_record(message: dict[str, Any], queue_arn: str) -> dict[str, Any]:
     }
 
 
-class DeployQueue:
-    """The template's deploy queue in moto, and the worker fed from it."""
+class WorkerQueue:
+    """One of the template's worker queues in moto: messages received one at a time, as Lambda would see them."""
 
-    def __init__(self, aws: Any):
-        self.url = aws.refs["DeployQueue"]
-        self.arn = aws.attrs[("DeployQueue", "Arn")]
+    def __init__(self, aws: Any, logical_id: str):
+        self.url = aws.refs[logical_id]
+        self.arn = aws.attrs[(logical_id, "Arn")]
         self.sqs = boto3.client("sqs", region_name=LOCAL_REGION)
 
     def receive(self) -> list[dict[str, Any]]:
@@ -80,6 +80,13 @@ class DeployQueue:
     def waiting(self) -> int:
         attributes = self.sqs.get_queue_attributes(QueueUrl=self.url, AttributeNames=["ApproximateNumberOfMessages"])
         return int(attributes["Attributes"]["ApproximateNumberOfMessages"])
+
+
+class DeployQueue(WorkerQueue):
+    """The template's deploy queue in moto, and the worker fed from it."""
+
+    def __init__(self, aws: Any):
+        super().__init__(aws, "DeployQueue")
 
     def record(self, message: dict[str, Any]) -> dict[str, Any]:
         return sqs_record(message, self.arn)

@@ -7,29 +7,15 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-import boto3
-
-from local.template import LOCAL_REGION
-from tests.integration.deploy_helpers import WorkerContext, sqs_record
+from tests.integration.deploy_helpers import WorkerContext, WorkerQueue, sqs_record
 
 
-class TemplateQueue:
+class TemplateQueue(WorkerQueue):
     """The template's queue in moto, and the template worker fed from it."""
 
     def __init__(self, aws: Any):
-        self.url = aws.refs["TemplateQueue"]
-        self.arn = aws.attrs[("TemplateQueue", "Arn")]
-        self.sqs = boto3.client("sqs", region_name=LOCAL_REGION)
+        super().__init__(aws, "TemplateQueue")
         self.delivered: list[dict[str, Any]] = []  # every record handed to the worker, in order
-
-    def receive(self) -> list[dict[str, Any]]:
-        return self.sqs.receive_message(
-            QueueUrl=self.url, MaxNumberOfMessages=1, WaitTimeSeconds=0, MessageSystemAttributeNames=["All"]
-        ).get("Messages", [])
-
-    def waiting(self) -> int:
-        attributes = self.sqs.get_queue_attributes(QueueUrl=self.url, AttributeNames=["ApproximateNumberOfMessages"])
-        return int(attributes["Attributes"]["ApproximateNumberOfMessages"])
 
     @staticmethod
     def handler() -> Callable[[dict[str, Any], Any], dict[str, Any]]:

@@ -156,24 +156,156 @@ def test_duplicate_permission_names_are_kept_as_given() -> None:
     assert to_bitfield(role.permissions) == str(1 << 10)
 
 
-def test_unknown_fields_are_ignored_at_every_level() -> None:
+def test_unknown_fields_are_refused_at_every_level_with_their_paths() -> None:
     # Given extra fields on the configuration, a role, a category, a channel and an overwrite
     body = realistic_config()
     body["icon"] = "data:..."
     body["roles"][0]["position"] = 3
     body["categories"][1]["position"] = 1
-    body["categories"][1]["channels"][0]["bitrate"] = 64000
+    body["categories"][1]["channels"][0]["archived"] = True
     body["categories"][1]["overwrites"][0]["type"] = 0
 
     # When validated
-    dumped = ServerConfig.model_validate(body).model_dump()
+    found = {field for field, _ in problems(body)}
 
-    # Then they are accepted and dropped
-    assert "icon" not in dumped
-    assert "position" not in dumped["roles"][0]
-    assert "position" not in dumped["categories"][1]
-    assert "bitrate" not in dumped["categories"][1]["channels"][0]
-    assert "type" not in dumped["categories"][1]["overwrites"][0]
+    # Then each is named, never silently dropped (a dropped field never reaches the guild)
+    assert found == {
+        "icon",
+        "roles[0].position",
+        "categories[1].position",
+        "categories[1].channels[0].archived",
+        "categories[1].overwrites[0].type",
+    }
+
+
+def version_2_config() -> dict[str, Any]:
+    """The realistic server with every field of version 2."""
+    body = realistic_config()
+    body["settings"] = {
+        "verification_level": "medium",
+        "default_notifications": "only_mentions",
+        "explicit_content_filter": "all_members",
+        "afk_channel": "Lounge",
+        "afk_timeout": 900,
+        "system_channel": "Welcome",
+        "system_channel_flags": ["SUPPRESS_JOIN_NOTIFICATIONS"],
+        "preferred_locale": "en-GB",
+        "description": "Makers building things together",
+    }
+    body["everyone_permissions"] = ["VIEW_CHANNEL", "READ_MESSAGE_HISTORY"]
+    body["roles"][1]["emoji"] = "🛡️"
+    lounge = body["categories"][0]["channels"][1]
+    lounge.update(bitrate=64000, video_quality="full")
+    forum = body["categories"][1]["channels"][1]
+    forum.update(
+        tags=[{"name": "bug", "emoji": "🐛"}, {"name": "decided", "moderated": True}],
+        default_reaction="👍",
+        default_thread_slowmode_seconds=60,
+        default_sort="creation_date",
+        default_layout="gallery",
+        require_tag=True,
+    )
+    return body
+
+
+def test_a_version_2_configuration_keeps_every_field() -> None:
+    # Given a configuration with every field of version 2
+    body = version_2_config()
+
+    # When validated and dumped as it was stated
+    dumped = ServerConfig.model_validate(body).model_dump(mode="json", exclude_unset=True)
+
+    # Then nothing is dropped: settings, @everyone's permissions, role emoji, voice and forum fields
+    assert dumped["settings"] == body["settings"]
+    assert dumped["everyone_permissions"] == ["VIEW_CHANNEL", "READ_MESSAGE_HISTORY"]
+    assert dumped["roles"][1]["emoji"] == "🛡️"
+    assert dumped["categories"][0]["channels"][1] | {"bitrate": 64000} == dumped["categories"][0]["channels"][1]
+    forum = dumped["categories"][1]["channels"][1]
+    assert forum["tags"] == [{"name": "bug", "emoji": "🐛"}, {"name": "decided", "moderated": True}]
+    assert (forum["default_sort"], forum["default_layout"], forum["require_tag"]) == ("creation_date", "gallery", True)
+
+
+def test_a_version_1_configuration_means_what_it_meant() -> None:
+    # Given a configuration without any field of version 2
+    body = realistic_config()
+
+    # When validated and dumped as stated
+    dumped = ServerConfig.model_validate(body).model_dump(mode="json", exclude_unset=True)
+
+    # Then no setting appears that the caller did not state (a deploy leaves those as the guild has them)
+    assert "settings" not in dumped
+    assert "everyone_permissions" not in dumped
+    assert all("tags" not in channel for category in dumped["categories"] for channel in category["channels"])
+
+
+@pytest.mark.parametrize(
+    ("where", "change", "field", "message"),
+    [
+        ("text", {"tags": [{"name": "x"}]}, "tags", "tags applies to forum channels, not to text channels"),
+        ("text", {"require_tag": True}, "require_tag", "require_tag applies to forum channels"),
+        ("text", {"bitrate": 64000}, "bitrate", "bitrate applies to voice and stage channels"),
+        ("text", {"video_quality": "full"}, "video_quality", "video_quality applies to voice and stage channels"),
+        ("stage", {"bitrate": 96000}, "bitrate", "stage channels allow a bitrate of at most 64000"),
+        ("voice", {"bitrate": 4000}, "bitrate", "greater than or equal to 8000"),
+        ("forum", {"tags": [{"name": "a"}, {"name": "A"}]}, "tags[1].name", "a second tag named 'A'"),
+        ("forum", {"tags": [{"name": "x" * 21}]}, "tags[0].name", "at most 20 characters"),
+        ("forum", {"default_reaction": ":)"}, "default_reaction", "an emoji is one unicode emoji"),
+        ("forum", {"default_layout": "grid"}, "default_layout", "'list' or 'gallery'"),
+    ],
+)
+def test_a_version_2_channel_field_that_does_not_fit_is_named(
+    where: str, change: dict[str, Any], field: str, message: str
+) -> None:
+    # Given a channel of one type with a field of version 2 that does not fit it
+    body = realistic_config()
+    body["channels"] = [{"name": "probe", "type": where, **change}]
+
+    # When validated
+    found = problems(body)
+
+    # Then the field is named with what is wrong
+    assert len(found) == 1, found
+    assert found[0][0] == f"channels[0].{field}"
+    assert message in found[0][1]
+
+
+@pytest.mark.parametrize(
+    ("settings", "field", "message"),
+    [
+        ({"afk_channel": "nowhere"}, "settings.afk_channel", "names no voice channel of this configuration"),
+        ({"afk_channel": "welcome"}, "settings.afk_channel", "names no voice channel"),
+        ({"system_channel": "Lounge"}, "settings.system_channel", "names no text channel"),
+        ({"afk_timeout": 120}, "settings.afk_timeout", "60, 300, 900, 1800 or 3600"),
+        ({"preferred_locale": "en"}, "settings.preferred_locale", "'en-US'"),
+        ({"system_channel_flags": ["QUIET"]}, "settings.system_channel_flags[0]", "SUPPRESS_JOIN_NOTIFICATIONS"),
+        ({"description": "x" * 121}, "settings.description", "at most 120 characters"),
+    ],
+)
+def test_a_setting_that_does_not_fit_is_named(settings: dict[str, Any], field: str, message: str) -> None:
+    # Given settings that break one rule
+    body = realistic_config()
+    body["settings"] = settings
+
+    # When validated
+    found = problems(body)
+
+    # Then the setting is named
+    assert len(found) == 1, found
+    assert found[0][0] == field
+    assert message in found[0][1]
+
+
+def test_a_settings_channel_named_twice_is_ambiguous() -> None:
+    # Given two voice channels of one name in two categories, and the AFK channel naming that name
+    body = realistic_config()
+    body["categories"][1]["channels"].append({"name": "Lounge", "type": "voice"})
+    body["settings"] = {"afk_channel": "Lounge"}
+
+    # When validated
+    found = problems(body)
+
+    # Then the setting is refused as ambiguous rather than matched by chance
+    assert found == [("settings.afk_channel", "names 2 voice channels; give the one it means a name of its own")]
 
 
 # --- Rules on single fields ---------------------------------------------------------------------
@@ -594,7 +726,7 @@ def test_json_schema_shows_the_constraints_and_stays_small() -> None:
     }
     assert {"type": "string", "pattern": "^#[0-9A-Fa-f]{6}$"} in defs["Role"]["properties"]["color"]["anyOf"]
     assert defs["Permission"]["enum"] == list(PERMISSION_BITS)
-    assert len(json.dumps(schema)) < 8000
+    assert len(json.dumps(schema)) < 12000  # version 2 (settings, locales, forum fields) included
 
 
 # --- Permissions and channel types --------------------------------------------------------------

@@ -27,9 +27,12 @@ from svcconf.config.schema import (
     Category,
     Channel,
     ChannelType,
+    ForumTag,
     Overwrite,
     Role,
     ServerConfig,
+    Settings,
+    platform_channel_name,
 )
 
 __all__ = [
@@ -51,14 +54,17 @@ __all__ = [
     "Category",
     "Channel",
     "ChannelType",
+    "ForumTag",
     "LintRule",
     "LintWarning",
     "Overwrite",
     "Permission",
     "Role",
     "ServerConfig",
+    "Settings",
     "from_bitfield",
     "has_permission",
     "lint_config",
+    "platform_channel_name",
     "to_bitfield",
 ]

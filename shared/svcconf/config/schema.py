@@ -35,6 +35,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from svcconf.config.permissions import (
+    CHANNEL_TYPES,
     MAX_CHANNELS,
     MAX_CHANNELS_PER_CATEGORY,
     MAX_COLOR,
@@ -47,6 +48,23 @@ from svcconf.config.permissions import (
     MAX_VOICE_USER_LIMIT,
     PERMISSION_BITS,
     Permission,
+)
+from svcconf.config.vocabulary import (
+    MAX_BITRATE_BY_TYPE,
+    MAX_EMOJI_LENGTH,
+    MAX_FORUM_TAGS,
+    MAX_GUILD_DESCRIPTION_LENGTH,
+    MAX_TAG_NAME_LENGTH,
+    MIN_BITRATE,
+    AfkTimeout,
+    DefaultNotifications,
+    ExplicitContentFilter,
+    ForumLayout,
+    ForumSort,
+    Locale,
+    SystemChannelFlag,
+    VerificationLevel,
+    VideoQuality,
 )
 
 EVERYONE = "@everyone"
@@ -120,6 +138,24 @@ Color = Annotated[
 ]
 
 ChannelType = Literal["text", "voice", "announcement", "stage", "forum"]
+TEXT_LIKE_TYPES = frozenset({CHANNEL_TYPES["text"], CHANNEL_TYPES["announcement"], CHANNEL_TYPES["forum"]})
+
+
+def platform_channel_name(name: str, channel_type: int) -> str:
+    """The name the platform stores: text-like names lower-case with dashes for spaces (observed, not documented)."""
+    if channel_type in TEXT_LIKE_TYPES:
+        return re.sub(r"\s+", "-", name.strip()).lower()
+    return name
+
+
+def _emoji(value: str) -> str:
+    # A unicode emoji (custom emoji need ids the configuration cannot know before the deploy).
+    if not value.strip() or value.isascii() or any(c.isspace() for c in value):
+        raise PydanticCustomError("emoji", "an emoji is one unicode emoji, e.g. '🛡️', not '{value}'", {"value": value})
+    return value
+
+
+Emoji = Annotated[str, Field(min_length=1, max_length=MAX_EMOJI_LENGTH), AfterValidator(_emoji)]
 
 # Channel types whose user_limit the platform honours.
 _USER_LIMIT_TYPES = ("voice", "stage")
@@ -155,8 +191,9 @@ def _fold(role_name: str) -> str:
 
 
 class _ConfigModel(BaseModel):
-    # Unknown fields are ignored so that older clients and richer AI output still validate.
-    model_config = ConfigDict(extra="ignore")
+    # A field the schema does not know is refused with its path: ignoring it once dropped settings and forum tags
+    # silently on their way to the guild.
+    model_config = ConfigDict(extra="forbid")
 
 
 class Overwrite(_ConfigModel):
@@ -203,6 +240,7 @@ class Role(_ConfigModel):
     hoist: bool = False
     mentionable: bool = False
     permissions: list[PermissionName] = Field(default_factory=list)
+    emoji: Emoji | None = Field(None, description="Shown beside the role's name; needs the server feature ROLE_ICONS.")
 
     @field_validator("name")
     @classmethod
@@ -213,6 +251,25 @@ class Role(_ConfigModel):
                 "'@everyone' is the platform's built-in role and cannot be defined; name it in overwrites instead",
             )
         return name
+
+
+class ForumTag(_ConfigModel):
+    """A tag that posts of a forum channel can carry."""
+
+    name: str = Field(min_length=1, max_length=MAX_TAG_NAME_LENGTH)
+    emoji: Emoji | None = None
+    moderated: bool = Field(False, description="Only members who can manage threads may apply it.")
+
+
+def _only_for[T](value: T, info: ValidationInfo, field: str, types: tuple[str, ...]) -> T:
+    kind = info.data.get("type")
+    if value is not None and kind is not None and kind not in types:
+        raise PydanticCustomError(
+            "field_not_allowed",
+            "{field} applies to {allowed} channels, not to {type} channels",
+            {"field": field, "allowed": " and ".join(types), "type": kind},
+        )
+    return value
 
 
 class Channel(_ConfigModel):
@@ -231,6 +288,18 @@ class Channel(_ConfigModel):
         None, ge=0, le=MAX_VOICE_USER_LIMIT, description="Voice and stage channels only; 0 means no limit."
     )
     overwrites: Overwrites = Field(default_factory=list)
+    bitrate: int | None = Field(
+        None, ge=MIN_BITRATE, le=MAX_BITRATE_BY_TYPE["voice"], description="Voice (up to 96000) and stage (64000)."
+    )
+    video_quality: VideoQuality | None = Field(None, description="Voice and stage channels.")
+    tags: list[ForumTag] | None = Field(None, max_length=MAX_FORUM_TAGS, description="Forum channels: post tags.")
+    default_reaction: Emoji | None = Field(None, description="Forum channels: the reaction every post starts with.")
+    default_thread_slowmode_seconds: int | None = Field(
+        None, ge=0, le=MAX_SLOWMODE_SECONDS, description="Forum channels: the slowmode of new posts."
+    )
+    default_sort: ForumSort | None = Field(None, description="Forum channels.")
+    default_layout: ForumLayout | None = Field(None, description="Forum channels.")
+    require_tag: bool | None = Field(None, description="Forum channels: a post must carry a tag.")
 
     # Field validators (not a model one) so each runs even when another field is invalid; `type` is
     # declared first, so `info.data` has it unless it was invalid itself.
@@ -258,6 +327,61 @@ class Channel(_ConfigModel):
             )
         return user_limit
 
+    @field_validator("bitrate")
+    @classmethod
+    def _bitrate_fits_type(cls, bitrate: int | None, info: ValidationInfo) -> int | None:
+        kind = info.data.get("type")
+        if bitrate is None or kind is None:
+            return bitrate
+        if kind not in MAX_BITRATE_BY_TYPE:
+            raise PydanticCustomError(
+                "bitrate_not_allowed",
+                "bitrate applies to voice and stage channels, not to {type} channels",
+                {"type": kind},
+            )
+        if bitrate > MAX_BITRATE_BY_TYPE[kind]:
+            raise PydanticCustomError(
+                "bitrate_too_high",
+                "{type} channels allow a bitrate of at most {limit} without boosts",
+                {"type": kind, "limit": MAX_BITRATE_BY_TYPE[kind]},
+            )
+        return bitrate
+
+    @field_validator("video_quality")
+    @classmethod
+    def _video_quality_fits_type(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return _only_for(value, info, "video_quality", _USER_LIMIT_TYPES)
+
+    @field_validator(
+        "tags", "default_reaction", "default_thread_slowmode_seconds", "default_sort", "default_layout", "require_tag"
+    )
+    @classmethod
+    def _forum_only(cls, value: object, info: ValidationInfo) -> object:
+        return _only_for(value, info, info.field_name or "", ("forum",))
+
+    @field_validator("tags")
+    @classmethod
+    def _tag_names_differ(cls, tags: list[ForumTag] | None) -> list[ForumTag] | None:
+        first: dict[str, int] = {}
+        problems = []
+        for index, tag in enumerate(tags or []):
+            key = tag.name.casefold()
+            if key in first:
+                problems.append(
+                    _problem(
+                        (index, "name"),
+                        "duplicate_tag",
+                        "a second tag named '{name}' (the first is tags[{first}])",
+                        tag.name,
+                        name=tag.name,
+                        first=first[key],
+                    )
+                )
+            else:
+                first[key] = index
+        _raise_problems("tags", problems)
+        return tags
+
 
 class Category(_ConfigModel):
     """A category and the channels inside it."""
@@ -267,11 +391,31 @@ class Category(_ConfigModel):
     channels: list[Channel] = Field(default_factory=list, max_length=MAX_CHANNELS_PER_CATEGORY)
 
 
+class Settings(_ConfigModel):
+    """The server's own settings. A setting left out (or null) stays as the server has it."""
+
+    verification_level: VerificationLevel | None = None
+    default_notifications: DefaultNotifications | None = None
+    explicit_content_filter: ExplicitContentFilter | None = None
+    afk_channel: Name | None = Field(None, description="A voice channel of this configuration, by name.")
+    afk_timeout: AfkTimeout | None = Field(None, description="Seconds: 60, 300, 900, 1800 or 3600.")
+    system_channel: Name | None = Field(None, description="A text channel of this configuration, by name.")
+    system_channel_flags: list[SystemChannelFlag] | None = Field(
+        None, description="What the system channel does not post."
+    )
+    preferred_locale: Locale | None = None
+    description: str | None = Field(None, max_length=MAX_GUILD_DESCRIPTION_LENGTH)
+
+
 class ServerConfig(_ConfigModel):
     """A whole server: roles, categories with their channels, and channels outside any category."""
 
     name: Name
     description: str | None = None
+    settings: Settings | None = None
+    everyone_permissions: list[PermissionName] | None = Field(
+        None, description="The @everyone role's base permissions; left out: as the server has them."
+    )
     roles: list[Role] = Field(default_factory=list, max_length=MAX_ROLES)
     categories: list[Category] = Field(default_factory=list, max_length=MAX_CHANNELS)
     channels: list[Channel] = Field(
@@ -289,7 +433,12 @@ class ServerConfig(_ConfigModel):
     def _consistent(self) -> Self:
         _raise_problems(
             "ServerConfig",
-            [*self._duplicate_role_names(), *self._undefined_overwrite_roles(), *self._too_many_channels()],
+            [
+                *self._duplicate_role_names(),
+                *self._undefined_overwrite_roles(),
+                *self._too_many_channels(),
+                *self._settings_channels(),
+            ],
         )
         return self
 
@@ -356,3 +505,34 @@ class ServerConfig(_ConfigModel):
                 count=count,
                 limit=MAX_CHANNELS,
             )
+
+    def all_channels(self) -> Iterator[Channel]:
+        for category in self.categories:
+            yield from category.channels
+        yield from self.channels
+
+    def _settings_channels(self) -> Iterator[InitErrorDetails]:
+        """The AFK channel names one voice channel of this configuration; the system channel one text channel."""
+        if self.settings is None:
+            return
+        wanted = (("afk_channel", "voice"), ("system_channel", "text"))
+        for field, kind in wanted:
+            name = getattr(self.settings, field)
+            if name is None:
+                continue
+            number = CHANNEL_TYPES[kind]
+            found = [
+                channel
+                for channel in self.all_channels()
+                if channel.type == kind
+                and platform_channel_name(channel.name, number) == platform_channel_name(name, number)
+            ]
+            if len(found) == 1:
+                continue
+            template = (
+                "names no {channel_type} channel of this configuration"
+                if not found
+                else "names {count} {channel_type} channels; give the one it means a name of its own"
+            )
+            loc = ("settings", field)
+            yield _problem(loc, f"settings_{field}", template, name, channel_type=kind, count=len(found))

@@ -6,7 +6,6 @@ about the guild is derived here, without I/O, so the plan and the preflight stay
 
 from __future__ import annotations
 
-import re
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -14,20 +13,15 @@ from pydantic import BaseModel, ConfigDict
 
 from svcconf.chat import Channel, Role
 from svcconf.config import ALL_PERMISSIONS, CHANNEL_TYPES, PERMISSION_BITS
+from svcconf.config.schema import platform_channel_name
 
 if TYPE_CHECKING:
     from svcconf.chat import ChatClient
 
 ADMINISTRATOR = 1 << PERMISSION_BITS["ADMINISTRATOR"]
-TEXT_LIKE_TYPES = frozenset({CHANNEL_TYPES["text"], CHANNEL_TYPES["announcement"], CHANNEL_TYPES["forum"]})
 CATEGORY = CHANNEL_TYPES["category"]
 
-
-def platform_channel_name(name: str, channel_type: int) -> str:
-    """The name the platform stores: text-like names lower-case with dashes for spaces (observed, not documented)."""
-    if channel_type in TEXT_LIKE_TYPES:
-        return re.sub(r"\s+", "-", name.strip()).lower()
-    return name
+__all__ = ["LiveGuild", "platform_channel_name", "read_live_guild"]
 
 
 class LiveGuild(BaseModel):

@@ -32,6 +32,8 @@ from svcconf.chat.errors import (
 from svcconf.chat.models import (
     Channel,
     ChatUser,
+    DefaultReaction,
+    ForumTag,
     Guild,
     GuildMember,
     Invite,
@@ -63,6 +65,8 @@ __all__ = [
     "ChatTimeout",
     "ChatUnavailable",
     "ChatUser",
+    "DefaultReaction",
+    "ForumTag",
     "Guild",
     "GuildMember",
     "InvalidGrant",

@@ -186,6 +186,14 @@ class Guild(ChatModel):
     features: list[str] = Field(default_factory=list)
     roles: list[Role] = Field(default_factory=list)
     preferred_locale: str | None = None
+    # The guild's settings (PATCH /guilds/{guild_id}; the configuration's `settings`).
+    verification_level: int = 0
+    default_message_notifications: int = 0
+    explicit_content_filter: int = 0
+    afk_channel_id: Snowflake | None = None
+    afk_timeout: int = 300
+    system_channel_id: Snowflake | None = None
+    system_channel_flags: int = 0
     approximate_member_count: int | None = None
     approximate_presence_count: int | None = None
 
@@ -198,6 +206,21 @@ class PermissionOverwrite(ChatModel):
     type: int  # 0 role, 1 member
     allow: Bitfield = "0"
     deny: Bitfield = "0"
+
+
+class ForumTag(ChatModel):
+    """A tag of a forum channel (`available_tags`); `emoji_name` is a unicode emoji, `emoji_id` a custom one."""
+
+    id: Snowflake | None = None
+    name: str
+    moderated: bool = False
+    emoji_id: Snowflake | None = None
+    emoji_name: str | None = None
+
+
+class DefaultReaction(ChatModel):
+    emoji_id: Snowflake | None = None
+    emoji_name: str | None = None
 
 
 class Channel(ChatModel):
@@ -214,6 +237,13 @@ class Channel(ChatModel):
     bitrate: int | None = None
     user_limit: int | None = None
     flags: int = 0
+    video_quality_mode: int | None = None  # voice and stage: 1 auto, 2 full
+    # Forum channels:
+    available_tags: list[ForumTag] = Field(default_factory=list)
+    default_reaction_emoji: DefaultReaction | None = None
+    default_thread_rate_limit_per_user: int | None = None
+    default_sort_order: int | None = None
+    default_forum_layout: int | None = None
 
     @property
     def is_category(self) -> bool:
@@ -276,6 +306,8 @@ __all__ = [
     "Bitfield",
     "Channel",
     "ChatUser",
+    "DefaultReaction",
+    "ForumTag",
     "Guild",
     "GuildMember",
     "Invite",

@@ -166,4 +166,7 @@ def _at_seconds(expression: str) -> float | None:
     """Epoch seconds of a one-time `at(yyyy-mm-ddThh:mm:ss)` expression (in UTC); None for any other."""
     if not (expression.startswith("at(") and expression.endswith(")")):
         return None
-    return datetime.fromisoformat(expression[3:-1]).replace(tzinfo=UTC).timestamp()
+    try:
+        return datetime.fromisoformat(expression[3:-1]).replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        return None

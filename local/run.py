@@ -35,6 +35,7 @@ from local.queues import QueuePoller, ScheduleFirer
 from local.template import (
     LOCAL_NAME_PREFIX,
     LOCAL_REGION,
+    QUEUE_TYPE,
     SECRET_TYPE,
     FunctionSpec,
     Template,
@@ -383,12 +384,13 @@ class Runner:
         queues = {
             arn: self.provisioned.refs[logical_id]
             for (logical_id, name), arn in self.provisioned.attrs.items()
-            if name == "Arn" and self.tpl.resource_type(logical_id) == "AWS::SQS::Queue"
+            if name == "Arn" and self.tpl.resource_type(logical_id) == QUEUE_TYPE
         }
-        clock = getattr(getattr(self.chat_sandbox, "state", None), "clock", time.time)
-        firer = ScheduleFirer(self.moto.client("scheduler"), sqs, queues, clock, self.stop_event)
+        sandbox_clock = getattr(getattr(self.chat_sandbox, "state", None), "clock", None)
+        firer = ScheduleFirer(self.moto.client("scheduler"), sqs, queues, sandbox_clock or time.time, self.stop_event)
         self._threads.append(firer.start())
-        self.say("  Scheduler       one-time schedules fire on the chat sandbox's clock (POST /_sandbox/clock)")
+        on = "the chat sandbox's clock (POST /_sandbox/clock moves it)" if sandbox_clock else "real time"
+        self.say(f"  Scheduler       one-time schedules fire on {on}")
 
     def mint_sample_code(self) -> tuple[str, str]:
         """A deployment code with SAMPLE_CONFIGURATION, minted by the layer's own code: (code, expires_at)."""

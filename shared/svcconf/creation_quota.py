@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from svcconf.chat import ChatClient
+from svcconf.chat.client import CREATE_ROUTES
 from svcconf.config.lint import LintWarning
 from svcconf.deploy.apply import StepOutcome
 from svcconf.deploy.plan import DeploymentPlan
@@ -68,3 +69,15 @@ def remember_buckets(client: ChatClient, guild_id: str, now: datetime) -> None:
             continue
         resets_at = now + timedelta(seconds=bucket.reset_after)
         _repository().remember_bucket(guild_id, kind, Observed(bucket.limit, bucket.remaining, resets_at, now))
+
+
+def wait_reason(route: str | None, resumes_at: datetime) -> str:
+    """Why a deployment waits, for `info`: the quota when the closed route is a creation route."""
+    what = {f"POST {template}": f"{kind}s" for kind, template in CREATE_ROUTES.items()}.get(route or "")
+    when = resumes_at.isoformat(timespec="seconds")
+    if what:
+        return (
+            f"The chat platform lets a bot create only so many {what} per server in 48 hours and this server has "
+            f"reached it: what was made is kept, and the deployment resumes by itself at {when}."
+        )
+    return f"The chat platform asks the service to wait: the deployment resumes by itself at {when}."

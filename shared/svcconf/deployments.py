@@ -481,7 +481,7 @@ def _wait(record: DeploymentRecord, job: DeployJob, wait: int, pause: Exception)
         raise ServiceUnavailable("Waiting deployments need DEPLOY_QUEUE_ARN and DEPLOY_SCHEDULER_ROLE_ARN.")
     now = utc_now()
     resumes_at = (now + timedelta(seconds=wait)).replace(microsecond=0) + timedelta(seconds=1)
-    reason = _wait_reason(pause, resumes_at)
+    reason = creation_quota.wait_reason(getattr(pause.__cause__, "route", None), resumes_at)
     repository = _repository()
     repository.extend_lock(record, int(resumes_at.timestamp()) + LOCK_SECONDS)
     wake = _job(record, job.interruptions + 1).model_copy(update={"wake_at": resumes_at})
@@ -496,18 +496,6 @@ def _wait(record: DeploymentRecord, job: DeployJob, wait: int, pause: Exception)
     repository.mark_waiting(record, resumes_at, reason, now)
     metrics.add_metric(name="DeploymentWaiting", unit="Count", value=1)
     logger.warning("the chat platform asks to wait for hours: waiting", extra={"resumes_at": resumes_at.isoformat()})
-
-
-def _wait_reason(pause: Exception, resumes_at: datetime) -> str:
-    route = getattr(pause.__cause__, "route", None) or getattr(pause, "route", None) or ""
-    what = {"POST /guilds/{guild_id}/roles": "roles", "POST /guilds/{guild_id}/channels": "channels"}.get(route)
-    when = resumes_at.isoformat(timespec="seconds")
-    if what:
-        return (
-            f"The chat platform lets a bot create only so many {what} per server in 48 hours and this server has "
-            f"reached it: what was made is kept, and the deployment resumes by itself at {when}."
-        )
-    return f"The chat platform asks the service to wait: the deployment resumes by itself at {when}."
 
 
 def _finish(repository: DeploymentRepository, record: DeploymentRecord, *, error: str | None) -> None:

@@ -352,8 +352,9 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
         return
     logger.append_keys(deployment_id=record.deployment_id, guild_id=record.guild_id, kind=record.kind)
     client = get_chat_client()
-    if record.status == "waiting" and record.resumes_at is not None:
-        if job.wake_at != record.resumes_at and utc_now() < record.resumes_at:
+    if record.status == "waiting":
+        # Only the schedule's delivery resumes it: a re-delivered older message would start a second run.
+        if job.wake_at is None or job.wake_at != record.resumes_at:
             logger.info("waiting until resumes_at: not this delivery's turn", extra={"resumes_at": record.resumes_at})
             return
         client.forget_guild_buckets(record.guild_id)  # waited out on the schedule's clock, not the limiter's

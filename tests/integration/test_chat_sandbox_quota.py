@@ -105,3 +105,18 @@ def test_quota_pre_use_names_a_bad_field(sandbox: Sandbox):
 
     assert refused.status_code == 400
     assert refused.json()["details"][0]["field"] == "roles"
+
+
+def test_channels_and_categories_share_a_quota_of_500(sandbox: Sandbox, chat_state: SandboxState):
+    sandbox.use_quota(channels=499, age_seconds=60)
+    headers = {"Content-Type": "application/json"}
+    url = f"{sandbox.api}/guilds/{BUILD_GUILD}/channels"
+
+    category = sandbox.session.post(url, data=json.dumps({"name": "Last", "type": 4}), headers=headers, timeout=5)
+    refused = sandbox.session.post(url, data=json.dumps({"name": "one-more"}), headers=headers, timeout=5)
+
+    assert category.status_code == 201
+    assert refused.status_code == 429
+    assert refused.headers["X-RateLimit-Limit"] == "500"
+    assert refused.json()["retry_after"] == pytest.approx(WINDOW - 60, abs=5)
+    assert chat_state.quota(BUILD_GUILD)["channels"]["used"] == 500

@@ -23,6 +23,8 @@ from local.template import (
     LOCAL_NAME_PREFIX,
     LOCAL_REGION,
     QUEUE_TYPE,
+    ROLE_TYPE,
+    SCHEDULE_GROUP_TYPE,
     SECRET_TYPE,
     TABLE_TYPE,
     IntrinsicResolver,
@@ -166,6 +168,8 @@ def provision(
         SECRET_TYPE: _create_secret,
         TABLE_TYPE: _create_table,
         QUEUE_TYPE: _create_queue,
+        SCHEDULE_GROUP_TYPE: _create_schedule_group,
+        ROLE_TYPE: _create_role,
     }
     clients: dict[str, Any] = {}
 
@@ -351,6 +355,27 @@ def _create_kms_key(resource: Resource, provisioned: ProvisionedResources, clien
     provisioned.refs[resource.logical_id] = metadata["KeyId"]
     provisioned.attrs[(resource.logical_id, "KeyId")] = metadata["KeyId"]
     provisioned.attrs[(resource.logical_id, "Arn")] = metadata["Arn"]
+
+
+# ---------------------------------------------------------------- EventBridge Scheduler and IAM
+
+
+def _create_schedule_group(
+    resource: Resource, provisioned: ProvisionedResources, client: Any, _: dict[str, str]
+) -> None:
+    name = physical_name(resource.logical_id, resource.properties, "Name", provisioned.resolver())
+    arn = client("scheduler").create_schedule_group(Name=name)["ScheduleGroupArn"]
+    provisioned.refs[resource.logical_id] = name
+    provisioned.attrs[(resource.logical_id, "Arn")] = arn
+
+
+def _create_role(resource: Resource, provisioned: ProvisionedResources, client: Any, _: dict[str, str]) -> None:
+    # Only its name and trust: moto does not enforce policies, and what a role may do is AWS's to check.
+    name = physical_name(resource.logical_id, resource.properties, "RoleName", provisioned.resolver())
+    trust = provisioned.resolver().resolve(resource.properties["AssumeRolePolicyDocument"])
+    role = client("iam").create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(trust))["Role"]
+    provisioned.refs[resource.logical_id] = name
+    provisioned.attrs[(resource.logical_id, "Arn")] = role["Arn"]
 
 
 def _create_kms_alias(resource: Resource, provisioned: ProvisionedResources, client: Any, _: dict[str, str]) -> None:

@@ -1,11 +1,14 @@
-"""Lambda's SQS event source mapping, locally: pollers that feed a worker function its queue's messages."""
+"""Lambda's SQS event source mapping, locally: pollers that feed a worker function its queue's messages; and
+EventBridge Scheduler's one-time schedules that send to a queue."""
 
 from __future__ import annotations
 
 import base64
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from local.lambda_runtime import FunctionRuntime, InvocationError
@@ -104,3 +107,66 @@ class QueuePoller:
             "eventSourceARN": self.queue_arn,
             "awsRegion": LOCAL_REGION,
         }
+
+
+@dataclass
+class ScheduleFirer:
+    """EventBridge Scheduler, locally: moto records one-time schedules but never fires them, so this does.
+
+    On `clock` (the chat sandbox's, when the runner started it: moving that clock forward makes what waits on it
+    due), a schedule whose `at(...)` has come sends its input to its target queue and is deleted, as a schedule
+    with ActionAfterCompletion DELETE is.
+    """
+
+    scheduler: Any
+    sqs: Any
+    queue_urls: dict[str, str]  # queue ARN -> URL
+    clock: Callable[[], float]
+    stop: threading.Event
+
+    def start(self) -> threading.Thread:
+        thread = threading.Thread(target=self._loop, name="scheduler", daemon=True)
+        thread.start()
+        return thread
+
+    def _loop(self) -> None:
+        while not self.stop.wait(1):
+            try:
+                self.fire_due()
+            except Exception:
+                if not self.stop.is_set():
+                    log.exception("scheduler")
+
+    def fire_due(self) -> int:
+        """Sends every due schedule's input to its queue; how many fired."""
+        fired = 0
+        for summary in self._schedules():
+            schedule = self.scheduler.get_schedule(Name=summary["Name"], GroupName=summary["GroupName"])
+            due = _at_seconds(schedule.get("ScheduleExpression", ""))
+            target = schedule["Target"]
+            if due is None or due > self.clock() or target["Arn"] not in self.queue_urls:
+                continue
+            self.sqs.send_message(QueueUrl=self.queue_urls[target["Arn"]], MessageBody=target.get("Input", "{}"))
+            self.scheduler.delete_schedule(Name=schedule["Name"], GroupName=schedule["GroupName"])
+            log.info("schedule %s/%s fired", schedule["GroupName"], schedule["Name"])
+            fired += 1
+        return fired
+
+    def _schedules(self) -> list[dict[str, Any]]:
+        schedules, token = [], None
+        while True:
+            page = self.scheduler.list_schedules(**({"NextToken": token} if token else {}))
+            schedules.extend(page.get("Schedules", []))
+            token = page.get("NextToken")
+            if not token:
+                return schedules
+
+
+def _at_seconds(expression: str) -> float | None:
+    """Epoch seconds of a one-time `at(yyyy-mm-ddThh:mm:ss)` expression (in UTC); None for any other."""
+    if not (expression.startswith("at(") and expression.endswith(")")):
+        return None
+    try:
+        return datetime.fromisoformat(expression[3:-1]).replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        return None

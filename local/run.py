@@ -31,10 +31,11 @@ from typing import TYPE_CHECKING, Any
 
 from local.gateway import ApiGateway, ApiServer
 from local.lambda_runtime import DEFAULT_CONCURRENCY, FunctionRuntime
-from local.queues import QueuePoller
+from local.queues import QueuePoller, ScheduleFirer
 from local.template import (
     LOCAL_NAME_PREFIX,
     LOCAL_REGION,
+    QUEUE_TYPE,
     SECRET_TYPE,
     FunctionSpec,
     Template,
@@ -106,6 +107,8 @@ _RESOURCE_WORDS = {
     "AWS::SecretsManager::Secret": "secrets",
     "AWS::KMS::Key": "KMS keys",
     "AWS::KMS::Alias": "KMS aliases",
+    "AWS::Scheduler::ScheduleGroup": "schedule groups",
+    "AWS::IAM::Role": "roles",
 }
 
 log = logging.getLogger("local.run")
@@ -372,6 +375,22 @@ class Runner:
             )
             self._threads.extend(poller.start())
             self.say(f"  SQS             {worker.queue_logical_id} polled for {worker.logical_id}")
+        self._start_scheduler(sqs)
+
+    def _start_scheduler(self, sqs: Any) -> None:
+        """One-time schedules fire on the sandbox's clock, so moving it forward makes what waits on it due."""
+        assert self.moto is not None
+        assert self.provisioned is not None
+        queues = {
+            arn: self.provisioned.refs[logical_id]
+            for (logical_id, name), arn in self.provisioned.attrs.items()
+            if name == "Arn" and self.tpl.resource_type(logical_id) == QUEUE_TYPE
+        }
+        sandbox_clock = getattr(getattr(self.chat_sandbox, "state", None), "clock", None)
+        firer = ScheduleFirer(self.moto.client("scheduler"), sqs, queues, sandbox_clock or time.time, self.stop_event)
+        self._threads.append(firer.start())
+        on = "the chat sandbox's clock (POST /_sandbox/clock moves it)" if sandbox_clock else "real time"
+        self.say(f"  Scheduler       one-time schedules fire on {on}")
 
     def mint_sample_code(self) -> tuple[str, str]:
         """A deployment code with SAMPLE_CONFIGURATION, minted by the layer's own code: (code, expires_at)."""

@@ -21,6 +21,8 @@ QUEUE_TYPE = "AWS::SQS::Queue"
 SECRET_TYPE = "AWS::SecretsManager::Secret"  # noqa: S105 - a resource type
 KMS_KEY_TYPE = "AWS::KMS::Key"
 KMS_ALIAS_TYPE = "AWS::KMS::Alias"
+SCHEDULE_GROUP_TYPE = "AWS::Scheduler::ScheduleGroup"
+ROLE_TYPE = "AWS::IAM::Role"
 
 # Values CloudFormation gives its pseudo parameters locally (moto's default account).
 LOCAL_ACCOUNT_ID = "123456789012"

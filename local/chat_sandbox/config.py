@@ -17,6 +17,14 @@ CREATION_LIMITS: dict[str, RouteLimit] = {
     "POST /guilds/{guild_id}/channels": (5, 1.0),
 }
 
+QUOTA_WINDOW_SECONDS = 48 * 3600
+# The platform's creation quota per guild (observed: about 250 roles and 500 channels per 48 hours, deletions
+# counted); past it, a 429 whose retry_after runs until the oldest counted creation leaves the window.
+CREATION_QUOTAS: dict[str, RouteLimit] = {
+    "POST /guilds/{guild_id}/roles": (250, QUOTA_WINDOW_SECONDS),
+    "POST /guilds/{guild_id}/channels": (500, QUOTA_WINDOW_SECONDS),
+}
+
 
 class SandboxConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
@@ -33,6 +41,7 @@ class SandboxConfig(BaseModel):
     bucket_limit: PositiveInt = 50  # requests per bucket (route + top-level resource + caller) per window
     bucket_window_seconds: PositiveFloat = 1.0
     route_limits: dict[str, RouteLimit] = Field(default_factory=lambda: dict(CREATION_LIMITS))  # "METHOD /template"
+    creation_quotas: dict[str, RouteLimit] = Field(default_factory=lambda: dict(CREATION_QUOTAS))  # on the clock
     global_limit_per_second: NonNegativeInt = 50  # per caller; 0 disables
     latency_seconds: NonNegativeFloat = 0.0  # added to every platform answer
     normalize_channel_names: bool = True  # text-like names come back lower-case with dashes [obs]

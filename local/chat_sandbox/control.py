@@ -10,9 +10,10 @@ import json
 import re
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from local.chat_sandbox.access import permissions_of
 from local.chat_sandbox.bodies import Snowflake
@@ -36,6 +37,20 @@ class MintCode(BaseModel):
     user_id: Snowflake
     redirect_uri: str | None = None
     scope: str | None = None
+
+
+class AdvanceClock(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    advance_seconds: Annotated[float, Field(gt=0, le=366 * 86400)]
+
+
+class UseQuota(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    roles: Annotated[int, Field(ge=0, le=10_000)] = 0
+    channels: Annotated[int, Field(ge=0, le=10_000)] = 0
+    age_seconds: Annotated[float, Field(ge=0, le=366 * 86400)] = 0.0  # how long ago they were made
 
 
 class Reset(BaseModel):
@@ -68,6 +83,39 @@ def _mint_code(state: SandboxState, data: dict[str, Any], params: dict[str, str]
 def _reset(state: SandboxState, data: dict[str, Any], params: dict[str, str]) -> tuple[int, Any]:
     state.reset(config=_validated(lambda: Reset.model_validate(data)).config)
     return 204, None
+
+
+def _clock_view(state: SandboxState) -> dict[str, Any]:
+    now = state.clock()
+    return {
+        "now": now,
+        "iso": datetime.fromtimestamp(now, UTC).isoformat(timespec="seconds"),
+        "offset_seconds": state.clock_offset,
+    }
+
+
+def _clock(state: SandboxState, data: dict[str, Any], params: dict[str, str]) -> tuple[int, Any]:
+    return 200, _clock_view(state)
+
+
+def _advance_clock(state: SandboxState, data: dict[str, Any], params: dict[str, str]) -> tuple[int, Any]:
+    state.advance_clock(_validated(lambda: AdvanceClock.model_validate(data)).advance_seconds)
+    return 200, _clock_view(state)
+
+
+def _quota(state: SandboxState, data: dict[str, Any], params: dict[str, str]) -> tuple[int, Any]:
+    """A guild's creation quota per kind: limit, used, remaining and the seconds until a slot frees."""
+    if params["guild_id"] not in state.guilds:
+        raise ControlError(404, f"No guild {params['guild_id']} in the sandbox.")
+    return 200, {"guild_id": params["guild_id"], **state.quota(params["guild_id"])}
+
+
+def _use_quota(state: SandboxState, data: dict[str, Any], params: dict[str, str]) -> tuple[int, Any]:
+    """Counts creations against a guild's quota, as if the bot had made them `age_seconds` ago."""
+    used = _validated(lambda: UseQuota.model_validate(data))
+    if params["guild_id"] in state.guilds:
+        state.use_quota(params["guild_id"], roles=used.roles, channels=used.channels, age_seconds=used.age_seconds)
+    return _quota(state, data, params)
 
 
 def _users(state: SandboxState, data: dict[str, Any], params: dict[str, str]) -> tuple[int, Any]:
@@ -152,6 +200,10 @@ ENDPOINTS: list[tuple[str, re.Pattern[str], Endpoint]] = [
     ("POST", re.compile(r"^/_sandbox/reset$"), _reset),
     ("GET", re.compile(r"^/_sandbox/users$"), _users),
     ("GET", re.compile(r"^/_sandbox/guilds/(?P<guild_id>[^/]+)$"), _guild),
+    ("GET", re.compile(r"^/_sandbox/clock$"), _clock),
+    ("POST", re.compile(r"^/_sandbox/clock$"), _advance_clock),
+    ("GET", re.compile(r"^/_sandbox/guilds/(?P<guild_id>[^/]+)/quota$"), _quota),
+    ("POST", re.compile(r"^/_sandbox/guilds/(?P<guild_id>[^/]+)/quota$"), _use_quota),
 ]
 
 

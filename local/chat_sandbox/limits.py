@@ -13,6 +13,7 @@ import math
 import random
 import time
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.client import responses
 from typing import TYPE_CHECKING
@@ -35,13 +36,19 @@ class Bucket:
 
 
 class Throttle:
-    """Buckets, the per-caller global limit and fault injection, under the state's lock."""
+    """Buckets, the per-caller global limit, the creation quota and fault injection, under the state's lock.
 
-    def __init__(self, seed: int | None):
+    The creation quota runs on `clock` (the sandbox's own clock, which tests move forward); the rest on real
+    time. Every creation holds a slot of its guild's quota for the quota's window, deleted or not.
+    """
+
+    def __init__(self, seed: int | None, clock: Callable[[], float] = time.time):
         self.rng = random.Random(seed)
         self.faults: Counter[str] = Counter()
+        self.clock = clock
         self._buckets: dict[tuple[str, str, str], Bucket] = {}
         self._recent: dict[str, deque[float]] = {}
+        self._created: dict[tuple[str, str], deque[float]] = {}  # (route, guild id) -> creation times, oldest first
 
     def inject_fault(self, call: Call, config: SandboxConfig) -> tuple[str, Answer] | None:
         """An injected failure for this request, or None to answer it normally."""
@@ -85,6 +92,7 @@ class Throttle:
                 raise _as_error(rate_limited(ceil_ms(recent[0] + 1.0 - now), is_global=True))
             recent.append(now)
         route = f"{call.method} {call.route}"
+        self._check_quota(route, call.major, config)
         limit, window = _limits(config, route)
         bucket = self._buckets.setdefault((route, call.major, identity), Bucket(0, now))
         if now >= bucket.window_start + window:
@@ -97,6 +105,38 @@ class Throttle:
         bucket.count += 1
         return bucket_headers(route, limit, limit - bucket.count, reset_after)
 
+    # -- the creation quota ------------------------------------------------------------------
+
+    def quota(self, route: str, guild_id: str, config: SandboxConfig) -> dict[str, float]:
+        """A guild's quota on one creation route: limit, used, remaining, and seconds until a slot frees."""
+        limit, window = config.creation_quotas[route]
+        times = self._counted(route, guild_id, window)
+        reset_after = max(0.0, times[0] + window - self.clock()) if times else 0.0
+        return {"limit": limit, "used": len(times), "remaining": max(0, limit - len(times)), "reset_after": reset_after}
+
+    def created(self, route: str, guild_id: str, config: SandboxConfig, count: int = 1, age: float = 0.0) -> None:
+        """Counts `count` creations made `age` seconds ago against the guild's quota."""
+        if route in config.creation_quotas:
+            times = self._created.setdefault((route, guild_id), deque())
+            times.extend([self.clock() - age] * count)
+            self._created[(route, guild_id)] = deque(sorted(times))
+
+    def _counted(self, route: str, guild_id: str, window: float) -> deque[float]:
+        times = self._created.setdefault((route, guild_id), deque())
+        while times and times[0] <= self.clock() - window:
+            times.popleft()
+        return times
+
+    def _check_quota(self, route: str, guild_id: str, config: SandboxConfig) -> None:
+        if route not in config.creation_quotas:
+            return
+        quota = self.quota(route, guild_id, config)
+        if quota["remaining"] <= 0:
+            self.faults["creation_quota"] += 1
+            # Observed: the role-create bucket answers X-RateLimit-Limit: 250 with a reset of a day or more.
+            headers = bucket_headers(route, int(quota["limit"]), 0, quota["reset_after"], now=self.clock())
+            raise _as_error(rate_limited(ceil_ms(quota["reset_after"]), is_global=False, headers=headers))
+
 
 def _limits(config: SandboxConfig, route: str) -> tuple[int, float]:
     custom = config.route_limits.get(route)
@@ -105,12 +145,14 @@ def _limits(config: SandboxConfig, route: str) -> tuple[int, float]:
     return config.bucket_limit, config.bucket_window_seconds
 
 
-def bucket_headers(route: str, limit: int, remaining: int, reset_after: float) -> dict[str, str]:
+def bucket_headers(
+    route: str, limit: int, remaining: int, reset_after: float, *, now: float | None = None
+) -> dict[str, str]:
     reset_after = ceil_ms(reset_after)
     return {
         "X-RateLimit-Limit": str(limit),
         "X-RateLimit-Remaining": str(remaining),
-        "X-RateLimit-Reset": f"{time.time() + reset_after:.3f}",
+        "X-RateLimit-Reset": f"{(time.time() if now is None else now) + reset_after:.3f}",
         "X-RateLimit-Reset-After": f"{reset_after:.3f}",
         "X-RateLimit-Bucket": bucket_hash(route),
     }

@@ -16,6 +16,7 @@ from local.chat_sandbox.limits import Throttle
 from local.chat_sandbox.protocol import PLATFORM_EPOCH_MS
 
 DEFAULT_FIXTURE = Path(__file__).with_name("fixture.json")
+ROLE_CREATE, CHANNEL_CREATE = "POST /guilds/{guild_id}/roles", "POST /guilds/{guild_id}/channels"
 
 
 class SandboxState:
@@ -27,6 +28,7 @@ class SandboxState:
         self._fixture = copy.deepcopy(fixture)
         self.lock = threading.RLock()
         self.config = SandboxConfig().changed(config)
+        self.clock_offset = 0.0
         self._load(self._fixture)
 
     # -- for tests and the control API ---------------------------------------------------------
@@ -40,11 +42,38 @@ class SandboxState:
             return self.config.model_dump()
 
     def reset(self, *, config: bool = False) -> None:
-        """Reload the fixture, forget buckets and the log; with `config`, restore the default settings too."""
+        """Reload the fixture, forget buckets, quotas and the log, set the clock back to real time; with
+        `config`, restore the default settings too."""
         with self.lock:
             if config:
                 self.config = SandboxConfig()
+            self.clock_offset = 0.0
             self._load(self._fixture)
+
+    def clock(self) -> float:
+        """The sandbox's own time (epoch seconds): real time plus what tests moved it forward. The creation
+        quota runs on it, and `make run`'s scheduler; tokens, invites and ids stay on real time."""
+        return time.time() + self.clock_offset
+
+    def advance_clock(self, seconds: float) -> float:
+        with self.lock:
+            self.clock_offset += seconds
+            return self.clock()
+
+    def use_quota(self, guild_id: str, *, roles: int = 0, channels: int = 0, age_seconds: float = 0.0) -> None:
+        """Count creations made `age_seconds` ago against a guild's quota, as if the bot had made them."""
+        with self.lock:
+            for route, count in ((ROLE_CREATE, roles), (CHANNEL_CREATE, channels)):
+                if count:
+                    self.throttle.created(route, guild_id, self.config, count, age_seconds)
+
+    def quota(self, guild_id: str) -> dict[str, dict[str, float]]:
+        with self.lock:
+            return {
+                name: self.throttle.quota(route, guild_id, self.config)
+                for name, route in (("roles", ROLE_CREATE), ("channels", CHANNEL_CREATE))
+                if route in self.config.creation_quotas
+            }
 
     @property
     def request_log(self) -> list[dict[str, Any]]:
@@ -131,6 +160,6 @@ class SandboxState:
             }
             for invite in fixture.get("invites", [])
         }
-        self.throttle = Throttle(self.config.seed)
+        self.throttle = Throttle(self.config.seed, clock=self.clock)
         self._log: list[dict[str, Any]] = []
         self._last_id = 0

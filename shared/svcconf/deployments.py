@@ -4,7 +4,9 @@ The request side (deployToChat) checks who may deploy where, reads the live guil
 and either answers the dry run or queues the deployment under the guild's lock with a deployment code. The
 worker side (`run_job`) snapshots the guild before its first write, applies the plan step by step with a
 checkpoint after each, re-queues the rest when its time runs low or the platform asks to wait, and ends
-`succeeded`, `partial` or `failed`. A rollback is a deployment of its own kind that undoes the newest one.
+`succeeded`, `partial` or `failed`. A wait longer than SQS can delay (the platform's creation quota: hours) makes
+the deployment `waiting` until `resumes_at`, when an EventBridge Scheduler one-time schedule queues it again.
+A rollback is a deployment of its own kind that undoes the newest one.
 """
 
 from __future__ import annotations
@@ -12,19 +14,20 @@ from __future__ import annotations
 import math
 import secrets
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
 from pydantic import BaseModel, Field
 
-from svcconf import backups, codes
+from svcconf import backups, codes, creation_quota
 from svcconf.auth import BearerUser
 from svcconf.chat import ChatError, ChatRateLimited, ChatUnavailable, UnknownGuild, get_chat_client
 from svcconf.chat_accounts import managed_guild
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig, to_bitfield
 from svcconf.config.lint import LintWarning, lint_config
+from svcconf.creation_quota import QuotaWarning
 from svcconf.deploy.apply import DeploymentAborted, DeploymentInterrupted, PlanApplier, StepOutcome, UpdatedObject
 from svcconf.deploy.live import LiveGuild, read_live_guild
 from svcconf.deploy.plan import DeploymentPlan, PlanItem, plan_deployment
@@ -33,7 +36,7 @@ from svcconf.deploy.rollback import GuildSnapshot, channel_state, plan_rollback,
 from svcconf.errors import Conflict, NotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
-from svcconf.store import queues
+from svcconf.store import queues, schedules
 from svcconf.store.deployments import (
     DeploymentKind,
     DeploymentRecord,
@@ -55,6 +58,15 @@ KIND_GROUPS = {"role": "roles", "category": "categories", "channel": "channels",
 
 class GuildIsBusy(Conflict):
     default_message = "Another deployment or rollback to this server is still running; try again when it ends."
+
+    @classmethod
+    def held_by(cls, holder: DeploymentRecord | None) -> GuildIsBusy:
+        if holder is None or holder.status != "waiting" or holder.resumes_at is None:
+            return cls()
+        return cls(
+            f"Deployment {holder.deployment_id} to this server is waiting for the chat platform and resumes at "
+            f"{holder.resumes_at.isoformat(timespec='seconds')}; try again when it ends."
+        )
 
 
 class BotNotInGuild(Conflict):
@@ -94,6 +106,9 @@ class DeploymentView(BaseModel):
     rollback_of: str | None = None
     created_at: datetime
     finished_at: datetime | None = None
+    resumes_at: datetime | None = Field(None, description="While `waiting`: when the deployment goes on by itself.")
+    wait_reason: str | None = Field(None, description="While `waiting`: why.")
+    warnings: list[QuotaWarning] = Field(default_factory=list, description="deploy: the plan passes the quota.")
 
 
 class DryRun(BaseModel):
@@ -101,7 +116,7 @@ class DryRun(BaseModel):
     status: str = Field("planned", description="A dry run changes nothing: it is only a plan.")
     steps: Steps
     plan: list[PlanItem]
-    warnings: list[LintWarning]
+    warnings: list[QuotaWarning | LintWarning]
 
 
 class DeployJob(BaseModel):
@@ -111,6 +126,7 @@ class DeployJob(BaseModel):
     project_id: str
     deployment_id: str
     interruptions: int = 0
+    wake_at: datetime | None = None  # the schedule's delivery for a deployment waiting until then
 
 
 def _repository() -> DeploymentRepository:
@@ -173,7 +189,8 @@ def planned_steps(plan: DeploymentPlan) -> Steps:
 
 def dry_run(user: BearerUser, guild_id: str, config: ServerConfig) -> DryRun:
     _, _, plan = _checked_plan(user, guild_id, config)
-    return DryRun(steps=planned_steps(plan), plan=plan.items, warnings=lint_config(config))
+    quota = creation_quota.quota_warnings(guild_id, plan, utc_now())
+    return DryRun(steps=planned_steps(plan), plan=plan.items, warnings=[*quota, *lint_config(config)])
 
 
 def deploy(user: BearerUser, guild_id: str, project_id: str, project_name: str, config: ServerConfig) -> DeploymentView:
@@ -189,13 +206,17 @@ def deploy(user: BearerUser, guild_id: str, project_id: str, project_name: str, 
         # What the user stated, not the schema's defaults: an omitted attribute must stay omitted.
         configuration=config.model_dump(mode="json", exclude_unset=True),
     )
+    warnings = creation_quota.quota_warnings(guild_id, plan, record.created_at)
     _queue(record, mint_for=config)
     metrics.add_metric(name="DeploymentQueued", unit="Count", value=1)
-    return view(record)
+    return view(record).model_copy(update={"warnings": warnings})
 
 
 def rollback(user: BearerUser, project_id: str, guild_id: str) -> DeploymentView:
     chat_user_id, _ = managed_guild(user, guild_id)
+    holder = _repository().lock_holder(guild_id, int(utc_now().timestamp()))
+    if holder is not None and holder.status == "waiting":
+        raise GuildIsBusy.held_by(holder)  # named with its time, whether or not it is the one to roll back
     target = _repository().newest(user.sub, project_id, guild_id=guild_id, kind="deploy")
     if target is None or not target.finished or target.rolled_back_by or not target.backup_id:
         raise NoDeployment("Nothing to roll back: no finished, not yet rolled back deployment of this project here.")
@@ -253,7 +274,7 @@ def _queue(record: DeploymentRecord, *, mint_for: ServerConfig | None = None) ->
     try:
         repository.start(record, lock_expiration=now + LOCK_SECONDS, now=now)
     except GuildBusy as busy:
-        raise GuildIsBusy() from busy
+        raise GuildIsBusy.held_by(repository.lock_holder(record.guild_id, now)) from busy
     try:
         if mint_for is not None:
             code = codes.mint_code(
@@ -264,7 +285,7 @@ def _queue(record: DeploymentRecord, *, mint_for: ServerConfig | None = None) ->
             )
             repository.set_code(record, code.code, utc_now())
             record.deployment_code = code.code
-        queues.send(settings.deploy_queue_url, _job(record).model_dump())
+        queues.send(settings.deploy_queue_url, _job(record).model_dump(mode="json"))
     except Exception:
         # Not queued means never run: release the guild at once rather than after the lock's expiry.
         repository.finish(record, "failed", "Not started.", "The deployment could not be queued.", utc_now())
@@ -313,6 +334,8 @@ def view(record: DeploymentRecord, deployment_code: str | None = None) -> Deploy
         rollback_of=record.rollback_of,
         created_at=record.created_at,
         finished_at=record.finished_at,
+        resumes_at=record.resumes_at,
+        wait_reason=record.wait_reason,
     )
 
 
@@ -328,30 +351,40 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
         logger.info("nothing to run", extra={"deployment_id": job.deployment_id, "found": record is not None})
         return
     logger.append_keys(deployment_id=record.deployment_id, guild_id=record.guild_id, kind=record.kind)
+    client = get_chat_client()
+    if record.status == "waiting":
+        # Only the schedule's delivery resumes it: a re-delivered older message would start a second run.
+        if job.wake_at is None or job.wake_at != record.resumes_at:
+            logger.info("waiting until resumes_at: not this delivery's turn", extra={"resumes_at": record.resumes_at})
+            return
+        client.forget_guild_buckets(record.guild_id)  # waited out on the schedule's clock, not the limiter's
     repository.extend_lock(record, int(utc_now().timestamp()) + LOCK_SECONDS)
     try:
-        live = read_live_guild(get_chat_client(), record.guild_id, record.bot_role_ids or None)
+        live = read_live_guild(client, record.guild_id, record.bot_role_ids or None)
         plan, target = _worker_plan(repository, record, live)
         repository.mark_running(record, steps=None if record.counted else planned_steps(plan), now=utc_now())
         if record.counted and record.kind == "deploy":
             _adopt_unrecorded(repository, record, live, plan)
-        applier = PlanApplier(
-            get_chat_client(), record.guild_id, plan, audit_reason=f"svc {record.kind} {record.deployment_id}"
-        )
+        applier = PlanApplier(client, record.guild_id, plan, audit_reason=f"svc {record.kind} {record.deployment_id}")
+
+        def checkpoint(outcome: StepOutcome) -> None:
+            repository.record_progress(record, _progress(outcome), utc_now())
+            creation_quota.record_creations(record.guild_id, plan, outcome, utc_now())
+
         finished = applier.run(
-            skip=set(record.journal_failed),
-            checkpoint=lambda outcome: repository.record_progress(record, _progress(outcome), utc_now()),
-            has_time=lambda: seconds_left() > margin,
+            skip=set(record.journal_failed), checkpoint=checkpoint, has_time=lambda: seconds_left() > margin
         )
     except (DeploymentInterrupted, ChatRateLimited, ChatUnavailable) as pause:
+        creation_quota.remember_buckets(client, record.guild_id, utc_now())
         _requeue(record, job, pause)
         return
     except (DeploymentAborted, ChatError) as fatal:
         _finish(repository, record, error=getattr(fatal, "reason", None) or str(fatal))
         return
+    creation_quota.remember_buckets(client, record.guild_id, utc_now())
     if not finished:
         logger.info("time is running low: the rest goes to the next invocation")
-        queues.send(get_settings().deploy_queue_url or "", _job(record, job.interruptions).model_dump())
+        queues.send(get_settings().deploy_queue_url or "", _job(record, job.interruptions).model_dump(mode="json"))
         return
     _finish(repository, record, error=None)
     if target is not None:
@@ -434,9 +467,36 @@ def _requeue(record: DeploymentRecord, job: DeployJob, pause: Exception) -> None
         _finish(_repository(), record, error=f"The chat platform kept refusing for too long: {reason}")
         return
     wait = math.ceil(getattr(pause, "retry_after", None) or 0)
+    if wait > queues.MAX_DELAY_SECONDS:
+        _wait(record, job, wait, pause)
+        return
     logger.warning("the chat platform asks to wait: re-queued", extra={"retry_after": wait, "reason": reason})
     next_job = _job(record, job.interruptions + 1)
-    queues.send(get_settings().deploy_queue_url or "", next_job.model_dump(), delay_seconds=max(wait, 1))
+    queues.send(get_settings().deploy_queue_url or "", next_job.model_dump(mode="json"), delay_seconds=max(wait, 1))
+
+
+def _wait(record: DeploymentRecord, job: DeployJob, wait: int, pause: Exception) -> None:
+    """Longer than SQS can delay: the deployment waits, keeps its guild, and a one-time schedule wakes it."""
+    settings = get_settings()
+    if not settings.deploy_queue_arn or not settings.deploy_scheduler_role_arn:
+        raise ServiceUnavailable("Waiting deployments need DEPLOY_QUEUE_ARN and DEPLOY_SCHEDULER_ROLE_ARN.")
+    now = utc_now()
+    resumes_at = (now + timedelta(seconds=wait)).replace(microsecond=0) + timedelta(seconds=1)
+    reason = creation_quota.wait_reason(getattr(pause.__cause__, "route", None), resumes_at)
+    repository = _repository()
+    repository.extend_lock(record, int(resumes_at.timestamp()) + LOCK_SECONDS)
+    wake = _job(record, job.interruptions + 1).model_copy(update={"wake_at": resumes_at})
+    schedules.send_later(
+        f"{record.deployment_id}-{int(resumes_at.timestamp())}",
+        resumes_at,
+        queue_arn=settings.deploy_queue_arn,
+        role_arn=settings.deploy_scheduler_role_arn,
+        body=wake.model_dump(mode="json"),
+        group=settings.deploy_schedule_group,
+    )
+    repository.mark_waiting(record, resumes_at, reason, now)
+    metrics.add_metric(name="DeploymentWaiting", unit="Count", value=1)
+    logger.warning("the chat platform asks to wait for hours: waiting", extra={"resumes_at": resumes_at.isoformat()})
 
 
 def _finish(repository: DeploymentRepository, record: DeploymentRecord, *, error: str | None) -> None:

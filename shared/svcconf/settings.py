@@ -45,6 +45,11 @@ class Settings(BaseModel):
     # The deploy worker hands the rest to the next invocation when its own has less than this left.
     deploy_margin_seconds: float = Field(30.0, ge=0, alias="SVC_DEPLOY_MARGIN_SECONDS")
     deploy_max_receives: int = Field(5, ge=1, alias="DEPLOY_MAX_RECEIVES")  # the deploy queue's maxReceiveCount
+    # A deployment waiting out the platform's creation quota (hours) resumes by an EventBridge Scheduler one-time
+    # schedule that sends its job to the deploy queue, assuming this role.
+    deploy_queue_arn: str | None = Field(None, alias="DEPLOY_QUEUE_ARN")
+    deploy_scheduler_role_arn: str | None = Field(None, alias="DEPLOY_SCHEDULER_ROLE_ARN")
+    deploy_schedule_group: str = Field("default", alias="DEPLOY_SCHEDULE_GROUP")
 
     # The template library and its seeding jobs
     templates_table: str = Field("svc-templates", alias="TEMPLATES_TABLE_NAME")

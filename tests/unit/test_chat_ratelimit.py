@@ -316,3 +316,26 @@ def test_client_does_not_retry_a_post_after_a_read_timeout(clock: FakeClock):
         client.create_role(GUILD_A, {"name": "Mods"})
     assert type(caught.value).__name__ == "ChatTimeout"
     assert len(session.sent) == 1
+
+
+# -- what a long reset leaves behind --------------------------------------------------------------
+
+
+def test_a_quota_429_is_observed_as_its_bucket_said_and_forgetting_a_guild_opens_only_its_buckets(
+    limiter: RateLimiter, clock: FakeClock
+):
+    quota = {**bucket_headers("roles", 0, 86_400.0, limit=250), "Retry-After": "86400"}
+    limiter.record_rate_limited(ROLES_A, quota, {"retry_after": 86_400.0, "global": False})
+    limiter.record_rate_limited(ROLES_B, quota, {"retry_after": 86_400.0, "global": False})
+    clock.now += 400
+
+    observed = limiter.observed(ROLES_A)
+    limiter.forget(GUILD_A)
+
+    assert observed is not None
+    assert (observed.limit, observed.remaining, observed.reset_after) == (250, 0, pytest.approx(86_000.0))
+    assert limiter.observed(ROLES_A) is None
+    assert limiter.delay(ROLES_A) == (0.0, "")
+    assert limiter.delay(ROLES_B) == (pytest.approx(86_000.0), "bucket")
+    with pytest.raises(RateLimitWaitTooLong):
+        limiter.acquire(ROLES_B, deadline=clock.now + 10)

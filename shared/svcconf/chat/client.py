@@ -54,7 +54,14 @@ from svcconf.chat.errors import (
     InvalidUserToken,
 )
 from svcconf.chat.models import Channel, ChatUser, Guild, GuildMember, Invite, PartialGuild, Role, TokenGrant
-from svcconf.chat.ratelimit import MAJOR_PARAMETERS, RateLimitBlocked, RateLimiter, RateLimitWaitTooLong, RouteKey
+from svcconf.chat.ratelimit import (
+    MAJOR_PARAMETERS,
+    BucketView,
+    RateLimitBlocked,
+    RateLimiter,
+    RateLimitWaitTooLong,
+    RouteKey,
+)
 from svcconf.settings import get_settings
 
 if TYPE_CHECKING:
@@ -76,6 +83,7 @@ PAGE_SIZE = 200  # `GET /users/@me/guilds` returns at most 200 guilds per page
 MAX_AUDIT_REASON = 512
 BITFIELD_KEYS = ("permissions", "allow", "deny")
 JsonBody = Mapping[str, Any] | Sequence[Any]
+CREATE_ROUTES = {"role": "/guilds/{guild_id}/roles", "channel": "/guilds/{guild_id}/channels"}
 
 
 class _Auth:
@@ -350,6 +358,16 @@ class ChatClient:
             overwrite_id=overwrite_id,
         )
         self._send(route, self._bot_auth(), reason=reason)
+
+    # -- what the rate limits said -------------------------------------------------------------
+
+    def creation_bucket(self, guild_id: str, kind: Literal["role", "channel"]) -> BucketView | None:
+        """What the platform's bucket for creating roles (or channels) in this guild said last, if it has."""
+        return self.limiter.observed(RouteKey("POST", CREATE_ROUTES[kind], guild_id, "bot"))
+
+    def forget_guild_buckets(self, guild_id: str) -> None:
+        """Forget the guild's learned buckets: the caller waited out their reset on a clock of its own."""
+        self.limiter.forget(guild_id)
 
     # -- plumbing ----------------------------------------------------------------------------
 

@@ -51,6 +51,15 @@ class BucketState:
 
 
 @dataclass(frozen=True)
+class BucketView:
+    """A bucket as its headers described it: `X-RateLimit-Limit`, `-Remaining`, and the seconds until its reset."""
+
+    limit: int | None
+    remaining: int
+    reset_after: float
+
+
+@dataclass(frozen=True)
 class RateLimitVerdict:
     """What a 429 said: how long to wait and whether every request must wait."""
 
@@ -123,6 +132,20 @@ class RateLimiter:
         with self._lock:
             state = self._buckets.get(self._key(route))
             return None if state is None else BucketState(state.limit, state.remaining, state.reset_at)
+
+    def observed(self, route: RouteKey) -> BucketView | None:
+        """The route's bucket as its last response described it, with the seconds left until it resets."""
+        with self._lock:
+            state = self._buckets.get(self._key(route))
+            if state is None:
+                return None
+            return BucketView(state.limit, state.remaining, max(0.0, state.reset_at - self._clock()))
+
+    def forget(self, major: str) -> None:
+        """Drops what responses said about one resource's buckets: its caller waited out a reset elsewhere."""
+        with self._lock:
+            for key in [key for key in self._buckets if key[1] == major]:
+                del self._buckets[key]
 
     def delay(self, route: RouteKey) -> tuple[float, str]:
         """Seconds to wait before this route may be sent now, and which limit says so."""

@@ -23,7 +23,7 @@ from svcconf.store import blobs
 from svcconf.store.dynamo import is_conditional_check_failure, plain_integers, table
 
 DeploymentKind = Literal["deploy", "rollback"]
-DeploymentStatus = Literal["queued", "running", "succeeded", "partial", "failed"]
+DeploymentStatus = Literal["queued", "running", "waiting", "succeeded", "partial", "failed"]
 FINISHED: tuple[DeploymentStatus, ...] = ("succeeded", "partial", "failed")
 KIND_GROUPS = ("roles", "categories", "channels", "overwrites")
 COUNTERS = ("planned", "created", "updated", "existing", "deleted", "failed")
@@ -82,6 +82,8 @@ class DeploymentRecord(BaseModel):
     journal_updated: dict[str, dict[str, Any]] = Field(default_factory=dict)
     journal_failed: dict[str, str] = Field(default_factory=dict)
     counted: bool = False  # the first worker run has set the planned and existing counts
+    resumes_at: datetime | None = None  # while `waiting`: when the worker runs it again
+    wait_reason: str | None = None  # while `waiting`: why, in a sentence
     created_at: datetime
     updated_at: datetime
     finished_at: datetime | None = None
@@ -132,6 +134,7 @@ class _Update:
 
     def __init__(self) -> None:
         self.sets: list[str] = []
+        self.removes: list[str] = []
         self.names: dict[str, str] = {}
         self.values: dict[str, Any] = {}
 
@@ -156,9 +159,13 @@ class _Update:
         target = ".".join(self.name(part) for part in path)
         self.sets.append(f"{target} = list_append({target}, {self.value(items)})")
 
+    def remove(self, path: list[str]) -> None:
+        self.removes.append(".".join(self.name(part) for part in path))
+
     def arguments(self) -> dict[str, Any]:
+        remove = f" REMOVE {', '.join(self.removes)}" if self.removes else ""
         return {
-            "UpdateExpression": "SET " + ", ".join(self.sets),
+            "UpdateExpression": "SET " + ", ".join(self.sets) + remove,
             "ExpressionAttributeNames": self.names,
             "ExpressionAttributeValues": self.values,
         }
@@ -205,6 +212,14 @@ class DeploymentRepository:
                 raise GuildBusy from error
             raise
 
+    def lock_holder(self, guild_id: str, now: int) -> DeploymentRecord | None:
+        """The deployment that holds the guild's lock, if one does (an expired lock holds nothing)."""
+        lock = self._table.get_item(Key=_lock_key(guild_id), ConsistentRead=True).get("Item")
+        if not lock or int(lock["expiration"]) < now:
+            return None
+        item = self._table.get_item(Key={"pk": lock["holder_pk"], "sk": lock["holder_sk"]}).get("Item")
+        return _from_item(item) if item else None
+
     def get(self, user_id: str, project_id: str, deployment_id: str) -> DeploymentRecord | None:
         key = {"pk": _pk(user_id), "sk": _sk(project_id, deployment_id)}
         item = self._table.get_item(Key=key, ConsistentRead=True).get("Item")
@@ -243,9 +258,19 @@ class DeploymentRepository:
         update = _Update()
         update.set(["status"], "running")
         update.set(["updated_at"], now.isoformat())
+        update.remove(["resumes_at"])
+        update.remove(["wait_reason"])
         if steps is not None:
             update.set(["steps"], steps.model_dump(mode="json"))
             update.set(["counted"], True)
+        self._update(record, update)
+
+    def mark_waiting(self, record: DeploymentRecord, resumes_at: datetime, reason: str, now: datetime) -> None:
+        update = _Update()
+        update.set(["status"], "waiting")
+        update.set(["resumes_at"], resumes_at.isoformat())
+        update.set(["wait_reason"], reason)
+        update.set(["updated_at"], now.isoformat())
         self._update(record, update)
 
     def set_code(self, record: DeploymentRecord, code: str, now: datetime) -> None:
@@ -286,6 +311,8 @@ class DeploymentRepository:
         update.set(["result"], result)
         update.set(["finished_at"], now.isoformat())
         update.set(["updated_at"], now.isoformat())
+        update.remove(["resumes_at"])
+        update.remove(["wait_reason"])
         if error:
             update.set(["error"], error)
         self._update(record, update)

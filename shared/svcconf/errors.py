@@ -14,7 +14,7 @@ class FieldError(BaseModel):
 
 
 class ErrorBody(BaseModel):
-    """The contract's error body (CONTRACT §2)."""
+    """The error body of every refusal (docs/03-api.md, Errors)."""
 
     error: str
     message: str

@@ -10,9 +10,13 @@ folder, say) works on one machine and fails on theirs. `make lint` runs this che
   climbing above the root.
 
 Absolute paths (an interpreter under /usr/bin or ~/.pyenv) are the machine's, not the project's, and are
-not checked. The same goes for documents: code, tests, the Makefile, template.yaml, `.ci/`, the README and
-`docs/` cite the pages under `docs/`, never the team's reference documents (their names are in
-`OUTSIDE_DOCUMENTS`); and the README stays a short entry (at most `README_MAX_LINES`) whose links all exist.
+not checked.
+
+Documents stand alone too: code, tests, the Makefile, template.yaml, `.ci/`, openapi.json, the README and
+`docs/` cite the pages under `docs/`, never the team's reference documents (`OUTSIDE_DOCUMENTS`, or a section
+sign); the README stays at most `README_MAX_LINES` lines, and its links and the pages' lead to files and
+headings that exist.
+
 Usage: `python -m local.outside_paths [ROOT]`; exit status 1 with one line per finding.
 """
 
@@ -181,7 +185,7 @@ _OUTSIDE_DOCUMENT = re.compile(  # the contract by its name alone too; our docs/
 )
 _SECTION_SIGN = re.compile(r"(?<!\d )\u00a7")  # a section sign cites a document's section, unless after "RFC 6749 "
 README_MAX_LINES = 250
-_LINK = re.compile(r"\]\((?!https?:|mailto:|#)([^)\s]+)\)")
+_LINK = re.compile(r"\]\((?!https?:|mailto:)([^)\s]+)\)")  # a relative link: a page, a page#heading or #heading
 
 
 def _cites_outside(line: str) -> bool:
@@ -215,9 +219,20 @@ def find_readme_problems(root: Path = ROOT) -> list[Finding]:
         relative = path.relative_to(root).as_posix()
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             for target in _LINK.findall(line):
-                if not (path.parent / target.split("#", 1)[0]).exists():
+                page, _, anchor = target.partition("#")
+                linked = path.parent / page if page else path
+                if not linked.exists():
                     findings.append(Finding(relative, number, target, "links to a file that does not exist"))
+                elif anchor and linked.suffix == ".md" and anchor not in _anchors(linked):
+                    findings.append(Finding(relative, number, target, "links to a heading that does not exist"))
     return findings
+
+
+def _anchors(page: Path) -> set[str]:
+    """The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces as dashes."""
+    text = re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.M | re.S)
+    headings = re.findall(r"^#+ (.+)$", text, flags=re.M)
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-") for heading in headings}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -125,5 +125,20 @@ def test_a_link_to_a_page_that_does_not_exist_is_found(tmp_path: Path):
     assert found_links == [("README.md", 4, "docs/02-api.md"), ("docs/01-start.md", 3, "02-api.md#errors")]
 
 
+def test_a_link_to_a_heading_that_does_not_exist_is_found(tmp_path: Path):
+    write(
+        tmp_path,
+        "docs/07-ops.md",
+        "# 7. Ops\n\n## Time budgets\n\n## svcAiChat's init\n\n```text\n# not a heading\n```\n",
+    )
+    write(
+        tmp_path,
+        "README.md",
+        "[a](docs/07-ops.md#time-budgets) [b](docs/07-ops.md#svcaichats-init) [c](docs/07-ops.md#not-a-heading)\n",
+    )
+    found_links = [(finding.text, finding.problem) for finding in find_readme_problems(tmp_path)]
+    assert found_links == [("docs/07-ops.md#not-a-heading", "links to a heading that does not exist")]
+
+
 def test_the_repository_cites_only_its_own_documents_and_its_readme_leads_to_pages_that_exist():
     assert [str(finding) for finding in [*find_outside_documents(ROOT), *find_readme_problems(ROOT)]] == []

@@ -80,7 +80,7 @@ class _Reply:
 
 
 def error_body(status: int, message: str, request_id: str) -> bytes:
-    """The contract's error body (CONTRACT §2); the specification writes the 502's `error` as `Error`."""
+    """The service's error body (docs/03-api.md, Errors), where the 502's `error` is `Error`."""
     reason = "Error" if status == HTTPStatus.BAD_GATEWAY else HTTPStatus(status).phrase
     return json.dumps({"error": reason, "message": message, "code": status, "requestId": request_id}).encode()
 

@@ -10,7 +10,14 @@ folder, say) works on one machine and fails on theirs. `make lint` runs this che
   climbing above the root.
 
 Absolute paths (an interpreter under /usr/bin or ~/.pyenv) are the machine's, not the project's, and are
-not checked. Usage: `python -m local.outside_paths [ROOT]`; exit status 1 with one line per finding.
+not checked.
+
+Documents stand alone too: code, tests, the Makefile, template.yaml, `.ci/`, openapi.json, the README and
+`docs/` cite the pages under `docs/`, never the team's reference documents (`OUTSIDE_DOCUMENTS`, or a section
+sign); the README stays at most `README_MAX_LINES` lines, and its links and the pages' lead to files and
+headings that exist.
+
+Usage: `python -m local.outside_paths [ROOT]`; exit status 1 with one line per finding.
 """
 
 from __future__ import annotations
@@ -35,8 +42,10 @@ class Finding:
     line: int
     text: str
 
+    problem: str = "reaches outside the repository"
+
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: reaches outside the repository: {self.text}"
+        return f"{self.path}:{self.line}: {self.problem}: {self.text}"
 
 
 def _climb(location: Location, segments: str) -> Location:
@@ -159,13 +168,81 @@ def find_outside_paths(root: Path = ROOT) -> list[Finding]:
     return findings
 
 
+# The team's reference documents, which a clone does not have; spelt so that this file names none of them.
+OUTSIDE_DOCUMENTS = tuple(
+    f"{name}.md"
+    for name in (
+        "contract".upper(),
+        "chat-platform",
+        "service-api",
+        "ai-provider",
+        "architecture".upper(),
+        "style".upper(),
+    )
+)
+_OUTSIDE_DOCUMENT = re.compile(  # the contract by its name alone too; our docs/04-chat-platform.md has "-" before
+    r"\b" + "contract".upper() + r"\b|(?<![\w/-])(?:" + "|".join(map(re.escape, OUTSIDE_DOCUMENTS)) + ")"
+)
+_SECTION_SIGN = re.compile(r"(?<!\d )\u00a7")  # a section sign cites a document's section, unless after "RFC 6749 "
+README_MAX_LINES = 250
+_LINK = re.compile(r"\]\((?!https?:|mailto:)([^)\s]+)\)")  # a relative link: a page, a page#heading or #heading
+
+
+def _cites_outside(line: str) -> bool:
+    return bool(_OUTSIDE_DOCUMENT.search(line) or _SECTION_SIGN.search(line))
+
+
+def _citing_files(root: Path) -> list[Path]:
+    named = [root / "template.yaml", root / "openapi.json", root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    return [*_checked_files(root), *(path for path in named if path.is_file())]
+
+
+def find_outside_documents(root: Path = ROOT) -> list[Finding]:
+    findings = []
+    for path in _citing_files(root):
+        relative = path.relative_to(root).as_posix()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if _cites_outside(line):
+                findings.append(Finding(relative, number, line.strip(), "cites a document outside the repository"))
+    return findings
+
+
+def find_readme_problems(root: Path = ROOT) -> list[Finding]:
+    readme = root / "README.md"
+    if not readme.is_file():
+        return []
+    lines = readme.read_text(encoding="utf-8").splitlines()
+    findings = []
+    if len(lines) > README_MAX_LINES:
+        findings.append(Finding("README.md", len(lines), f"{len(lines)} lines", f"is over {README_MAX_LINES} lines"))
+    for path in [readme, *sorted((root / "docs").glob("*.md"))]:
+        relative = path.relative_to(root).as_posix()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            for target in _LINK.findall(line):
+                page, _, anchor = target.partition("#")
+                linked = path.parent / page if page else path
+                if not linked.exists():
+                    findings.append(Finding(relative, number, target, "links to a file that does not exist"))
+                elif anchor and linked.suffix == ".md" and anchor not in _anchors(linked):
+                    findings.append(Finding(relative, number, target, "links to a heading that does not exist"))
+    return findings
+
+
+def _anchors(page: Path) -> set[str]:
+    """The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces as dashes."""
+    text = re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.M | re.S)
+    headings = re.findall(r"^#+ (.+)$", text, flags=re.M)
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-") for heading in headings}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    findings = find_outside_paths(Path(args[0]) if args else ROOT)
+    root = Path(args[0]) if args else ROOT
+    findings = [*find_outside_paths(root), *find_outside_documents(root), *find_readme_problems(root)]
     for finding in findings:
         print(finding)
     if findings:
-        print(f"{len(findings)} reference(s) to folders outside the repository: a fresh clone cannot use them.")
+        print(f"{len(findings)} finding(s): a fresh clone cannot use what they name.")
     return 1 if findings else 0
 
 

@@ -183,7 +183,7 @@ def start_chat_sandbox(bot_token: str) -> tuple[Any, str] | None:
     """The chat-platform sandbox (local/chat_sandbox.py) when it exists: (server, base_url), else None.
 
     Its bot is given the runner's bot token: the service authenticates to the platform with the same token
-    the bot sends it (CONTRACT §3), so both sides must agree.
+    the bot sends it (docs/03-api.md, Authentication), so both sides must agree.
     """
     try:
         chat_sandbox = importlib.import_module("local.chat_sandbox")
@@ -475,7 +475,7 @@ def _state(runner: Runner) -> dict[str, Any]:
 
 
 # Sample requests of the banner: (body, who calls). An operation not listed here (a new one in template.yaml)
-# gets `{}` and a pointer to the README; who calls it comes from openapi.json's security then.
+# gets `{}` and a pointer to docs/03-api.md; who calls it comes from openapi.json's security then.
 _DRY_RUN_CONFIGURATION = {
     "name": "Local Sample Server",
     "roles": [{"name": "Moderator", "color": "#3498DB", "permissions": ["KICK_MEMBERS", "MANAGE_MESSAGES"]}],
@@ -535,7 +535,7 @@ def _sandbox_lines(runner: Runner) -> list[str]:
 
     _, _, body = control.handle(state, "GET", "/_sandbox/users", b"")  # what GET /_sandbox/users answers
     users = json.loads(body)
-    lines = ["", f"Chat-platform sandbox users (control API: {_sandbox_root(runner)}/_sandbox/, see the README)"]
+    lines = ["", f"Sandbox users (control API: {_sandbox_root(runner)}/_sandbox/, see docs/04-chat-platform.md)"]
     for user in users["users"]:
         manages = "; ".join(
             f"{guild['name']} {guild['id']}" + (" (owner)" if guild["owner"] else "") for guild in user["manages"]
@@ -585,7 +585,7 @@ def _banner(runner: Runner, state: dict[str, Any], seeded: Seeded) -> str:
     oauth_code, redirect_uri = _fresh_oauth_code(runner, linked)
     for operation, path in operations.items():
         body, caller = SAMPLE_REQUESTS.get(operation, ({}, security.get(operation, "user")))
-        note = _SAMPLE_NOTES.get(operation, f"a sample body is not known here: see the README's {operation} section")
+        note = _SAMPLE_NOTES.get(operation, f"a sample body is not known here: see {operation} in docs/03-api.md")
         text = json.dumps(body, separators=(", ", ": "))
         text = text.replace("<sample code>", state.get("sample_code") or "SVC-XXXX-XXXX")
         text = text.replace("<oauth code>", oauth_code or "<POST /_sandbox/oauth/codes>")

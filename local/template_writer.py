@@ -5,7 +5,7 @@ Deterministic: the same job, chunk and count always give the same templates. Nam
 requested kind of server ("Cozy Running Club") and skip the names the request says to avoid, as a careful model
 would; chunks of one job running at once can still pick the same name, which the worker drops as a duplicate.
 Like a real model it is sometimes wrong, on purpose and predictably: in a job's first round one template in
-eight is flawed (alternately invalid by §5 and unsafe by the lint), so the worker's vetting and its extra rounds
+eight is flawed (alternately invalid by the schema and unsafe by the lint), so the worker's vetting and its extra rounds
 are exercised; later rounds are clean, so how a job ends no longer depends on its random id (flaws drawn
 from the id once left a job of 10 one template short, after all its rounds, about one time in forty).
 """
@@ -108,7 +108,7 @@ def template_for(kind: str, name: str, seed: int) -> dict[str, Any]:
 
 
 def _flaw(template: dict[str, Any], flaw: int) -> dict[str, Any]:
-    if flaw % 2:  # invalid by §5: an overwrite names a role the configuration does not define
+    if flaw % 2:  # invalid by the schema: an overwrite names a role the configuration does not define
         template["config"]["categories"][3]["overwrites"][1]["role"] = "Moderators"
     else:  # valid but unsafe: every member may ping everyone
         template["config"]["categories"][0]["channels"][0]["overwrites"][0]["allow"] = ["MENTION_EVERYONE"]

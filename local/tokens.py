@@ -18,7 +18,7 @@ def issue_token(
     issuer: str | None = None,
     audience: str | None = None,
 ) -> str:
-    """An HS256 JWT as the service expects it (CONTRACT §3): `sub` and `exp`, `role` for administrators."""
+    """An HS256 JWT as the service expects it (docs/03-api.md, Authentication): `sub`, `exp`, `role` for admins."""
     now = int(time.time())
     claims: dict[str, object] = {"sub": sub, "iat": now, "exp": now + ttl_seconds}
     if role is not None:

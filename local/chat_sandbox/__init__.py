@@ -1,6 +1,6 @@
 """A loopback sandbox of the chat platform's REST API (v10), for local runs, tests and benchmarks.
 
-It answers the part of the API the service uses the way the platform does (chat-platform.md): invites,
+It answers the part of the API the service uses the way the platform does (docs/04-chat-platform.md): invites,
 the OAuth2 token endpoint, `users/@me`, `users/@me/guilds`, the guild, its roles (create, modify, delete,
 reorder), channels (create, modify, delete, reorder), permission overwrites and members; error bodies with
 the platform's JSON codes (50035's nested `errors` included); 201/204 where the platform answers them;
@@ -9,7 +9,7 @@ injected (random 429s, global 429s, 5xx, an edge ban) from a seeded RNG, and eve
 Where the platform's behaviour is observed rather than documented, the code says so in a comment.
 
 The API root is `http://HOST:PORT/api/v10` (the client swaps only its base URL); `/_sandbox/...` is the
-sandbox's own control API (control.py; the README documents it).
+sandbox's own control API (control.py; docs/04-chat-platform.md documents it).
 
     state.py      the platform's state from fixture.json, settings, request log
     oauth.py      callers (Bot, Bearer, client credentials), the token endpoint, OAuth codes

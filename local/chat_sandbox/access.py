@@ -4,7 +4,7 @@
 - an action needs its permission (MANAGE_ROLES, MANAGE_CHANNELS), ADMINISTRATOR or ownership holding all;
 - the bot may edit, delete or move only roles strictly below its own highest role;
 - it may grant only permissions it holds, in role permissions (the bits being added) and in overwrites
-  (allow and deny); MANAGE_ROLES in an overwrite needs ADMINISTRATOR (chat-platform.md §3).
+  (allow and deny); MANAGE_ROLES in an overwrite needs ADMINISTRATOR (the platform's guild docs).
 All of them answer 403 50013 Missing Permissions.
 """
 

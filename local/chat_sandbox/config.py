@@ -11,7 +11,7 @@ Probability = Annotated[float, Field(ge=0.0, le=1.0)]
 RouteLimit = tuple[PositiveInt, PositiveFloat]  # requests per window, window in seconds
 
 # Scaled-down stand-ins for the platform's observed creation limits (about 250 roles per 48 hours per guild;
-# chat-platform.md §4): strict enough that a client that ignores X-RateLimit-* headers meets 429s in tests.
+# discord-api-docs#1480): strict enough that a client that ignores X-RateLimit-* headers meets 429s in tests.
 CREATION_LIMITS: dict[str, RouteLimit] = {
     "POST /guilds/{guild_id}/roles": (5, 1.0),
     "POST /guilds/{guild_id}/channels": (5, 1.0),

@@ -1,7 +1,7 @@
 """The sandbox's own API under `/_sandbox/` (not the platform's): settings, OAuth codes, reset, and views of
 its users and guilds for people and end-to-end tests. Errors come in the service's error body
 (`{"error": "Bad Request", "message": "...", "code": 400, "details": [...], "requestId": "..."}`).
-The README documents each endpoint.
+docs/04-chat-platform.md, Control API, documents each endpoint.
 """
 
 from __future__ import annotations
@@ -223,7 +223,7 @@ def handle(state: SandboxState, method: str, path: str, body: bytes) -> Answer:
         return render(status, answer)
     if allowed:
         return _error(405, f"{path} answers {', '.join(allowed)} only.", headers={"Allow": ", ".join(allowed)})
-    return _error(404, f"No sandbox control endpoint {path} (see the README's sandbox section).")
+    return _error(404, f"No sandbox control endpoint {path} (see docs/04-chat-platform.md, Control API).")
 
 
 def _json_object(body: bytes) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Who is calling (Bot, Bearer, or the OAuth client in HTTP Basic), the OAuth2 token endpoint and its codes.
 
 The token endpoint answers in RFC 6749's shape (`{"error": "invalid_grant", ...}`), not the platform's
-`{code, message}`, and takes only form-encoded bodies (chat-platform.md §2).
+`{code, message}`, and takes only form-encoded bodies (docs/04-chat-platform.md).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""svcAiChat: a conversation with the AI that builds or changes a server configuration (CONTRACT §4, §5).
+"""svcAiChat: a conversation with the AI that builds or changes a server configuration (docs/06-ai.md).
 
 One turn is one structured call (the `ChatTurn` envelope: reply, config, quick replies, completeness). The
-envelope's `config` is the §5 schema itself, so the adapter's validation is the schema's: an answer whose
+envelope's `config` is the configuration schema itself, so the adapter's validation is the schema's: an answer whose
 configuration fails it gets one repair round with the validation errors, and if that fails too the previous
 `currentConfig` (if it is valid itself) is returned instead and the reply says so. An invalid configuration is
 never returned. Files reach the model as image and document blocks with URL sources: the service never fetches

@@ -14,7 +14,7 @@ class FieldError(BaseModel):
 
 
 class ErrorBody(BaseModel):
-    """The contract's error body (CONTRACT §2)."""
+    """The error body of every refusal (docs/03-api.md, Errors)."""
 
     error: str
     message: str
@@ -37,7 +37,7 @@ def field_path(loc: tuple[str | int, ...] | list[str | int]) -> str:
     return path or "body"
 
 
-# The contract's names where Python's (RFC 9110) differ; the specification writes the 502's as plain "Error".
+# The API's names where Python's (RFC 9110) differ; the 502's is plain "Error" (docs/03-api.md, Errors).
 _CONTRACT_PHRASES = {413: "Payload Too Large", 422: "Unprocessable Entity", 502: "Error"}
 
 

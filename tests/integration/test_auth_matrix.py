@@ -30,7 +30,7 @@ from tests.integration.operations import REQUEST_ID, Operation, api_operations, 
 
 ISSUER = "https://auth.example"
 AUDIENCE = "svc-api"
-LEEWAY = 30  # SVC_JWT_LEEWAY_SECONDS' default, as the README documents it
+LEEWAY = 30  # SVC_JWT_LEEWAY_SECONDS' default, as docs/03-api.md documents it
 # Operations without a security requirement that take an optional bearer token (401 when it is present and bad)
 OPTIONAL_BEARER = {"chatAuth"}
 REFUSED_BODY = '{"probe": NaN}'

@@ -9,11 +9,11 @@ such differences are handled here, each narrowly (the failure must be exactly th
 the exchange must validate once that one difference is undone), never by skipping a check:
 
 - BITFIELDS_AS_STRINGS: the spec types permission bitfields in request bodies as integers; the
-  docs send them as strings and the API accepts int-parseable strings (chat-platform.md, Sources).
+  docs send them as strings and the API accepts int-parseable strings (docs/04-chat-platform.md).
 - STRING_LEAF_ERROR_CODES: in a 50035 body the leaf `_errors[].code` are strings like
-  "BASE_TYPE_BAD_LENGTH"; the spec reuses its integer `Error.code` there (chat-platform.md §6).
+  "BASE_TYPE_BAD_LENGTH"; the spec reuses its integer `Error.code` there (docs/04-chat-platform.md).
 - OPTIONAL_429_CODE: the docs' 429 body has `code` only sometimes (`"code"?`); the spec's
-  RatelimitedResponse requires it (chat-platform.md §4).
+  RatelimitedResponse requires it (docs/04-chat-platform.md).
 
 The description is vendored (tests/data/, with its source, commit, checksum and licence), so a fresh clone
 runs this test alone. Where it types a request body as a union of open objects (`PATCH /channels/{id}`:

@@ -1,5 +1,5 @@
 """The sandbox's creation quota over HTTP: 250 roles per guild per 48 hours on its own clock, deletions counted,
-and past it a 429 with the bucket's headers, as the platform answers (chat-platform.md §4)."""
+and past it a 429 with the bucket's headers, as the platform answers (docs/04-chat-platform.md, Rate limits)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""CONTRACT §1–2 on every path: media type, JSON, size limits, methods, unknown routes, 500s, request ids."""
+"""docs/03-api.md, Transport and Errors, on every path: media type, JSON, sizes, methods, 404s, 500s, request ids."""
 
 from __future__ import annotations
 

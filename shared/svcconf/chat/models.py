@@ -2,7 +2,7 @@
 
 Parsing is lenient: unknown fields are ignored (the platform adds fields over time), ids and
 permission bitfields are kept as decimal strings but accepted as integers too (the platform's own
-examples and its template snapshots mix both; chat-platform.md §5).
+examples and its template snapshots mix both; docs/04-chat-platform.md).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def _decimal_string(value: Any) -> Any:
 
 
 def _present_means_true(value: Any) -> Any:
-    # Role tags typed `null` are flags: present (with the value null) means true (chat-platform.md §3).
+    # Role tags typed `null` are flags: present (with the value null) means true (the platform's permissions docs).
     return True if value is None else value
 
 

@@ -4,7 +4,7 @@ No I/O here: the client tells the limiter what it is about to send (`acquire`) a
 (`record_response`, `record_rate_limited`); the clock and the sleep are injected so tests drive it
 with a fake clock.
 
-How the platform limits (chat-platform.md §4):
+How the platform limits (its rate-limits docs; docs/04-chat-platform.md):
 - every route belongs to a bucket named by `X-RateLimit-Bucket`; the name leaves out the top-level
   resource, so a bucket's state is kept per `bucket + major parameter` (guild_id, channel_id or
   webhook_id) and per caller (the bot, or one user's token);

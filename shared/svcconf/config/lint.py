@@ -1,10 +1,10 @@
-"""The permission-safety lint (CONTRACT §5): what a valid configuration does that is probably unsafe.
+"""The permission-safety lint (docs/05-deploy-engine.md): what a valid configuration does that is probably unsafe.
 
 `lint_config` only warns; it never refuses a configuration. Each rule is a record in `LINT_RULES` (id, summary,
 check), so adding a rule is adding a record; warnings come in the rules' order, then the configuration's order.
 The function is pure and cheap: the deploy's dry run and the AI chat call it on every request.
 
-Who can view a channel follows the platform's effective-permission order (chat-platform.md §3), under these
+Who can view a channel follows the platform's effective-permission order (docs/04-chat-platform.md), under these
 assumptions:
 - a channel's overwrites are its category's, with the channel's own replacing them role by role (the deploy sends
   them that way), so a channel's @everyone overwrite drops its category's @everyone overwrite entirely;

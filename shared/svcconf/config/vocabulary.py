@@ -55,7 +55,7 @@ ROLE_ICONS = "ROLE_ICONS"  # role emoji
 COMMUNITY = "COMMUNITY"  # stage channels, the guild description
 NEWS = "NEWS"  # announcement channels
 
-# Without boosts (chat-platform.md: voice 96000, stage 64000; a boosted guild allows more).
+# Without boosts (the platform's channel docs: voice 96000, stage 64000; a boosted guild allows more).
 MIN_BITRATE = 8000
 MAX_BITRATE_BY_TYPE: dict[str, int] = {"voice": 96000, "stage": 64000}
 MAX_FORUM_TAGS = 20

@@ -1,9 +1,9 @@
 """The platform's creation quota: how many roles and channels a guild may still get now, and when the rest can.
 
 Besides its caps the platform lets a bot create only about 250 roles and 500 channels per guild in 48 hours,
-deleted ones counted (chat-platform.md §4, observed and unofficial). Each creation holds one slot of the
-quota until it is 48 hours old. No I/O here: the caller brings the service's own creations of the past 48
-hours and, when the platform has sent them, the route bucket's headers (`Observed`).
+deleted ones counted (observed and unofficial: docs/05-deploy-engine.md, The creation quota). Each creation
+holds one slot of the quota until it is 48 hours old. No I/O here: the caller brings the service's own
+creations of the past 48 hours and, when the platform has sent them, the route bucket's headers (`Observed`).
 """
 
 from __future__ import annotations

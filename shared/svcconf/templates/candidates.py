@@ -1,4 +1,4 @@
-"""What makes a template fit for the library: a §5 configuration the permission-safety lint has nothing against,
+"""What makes a template fit for the library: a valid configuration the permission-safety lint has nothing against,
 a description, a few tags, and a name no other template has (names compared as their normalised ids).
 
 Used on the starter set (a test holds it to this) and on everything the model generates: a candidate that
@@ -73,7 +73,7 @@ class Drop(BaseModel):
 
 
 def vet(raw: Any, position: int = 0) -> TemplateDraft | Drop:
-    """A draft that is valid by §5 and clean by the lint, or why not."""
+    """A draft that is valid by the schema and clean by the lint, or why not."""
     name = raw.get("name") if isinstance(raw, dict) and isinstance(raw.get("name"), str) else None
     try:
         draft = TemplateDraft.model_validate(raw)

@@ -1,6 +1,6 @@
 """Template generation with the template model (`SVC_TEMPLATE_MODEL`): one direct Messages call per chunk.
 
-The model answers with structured output (`TemplateBatch`). Each template's `config` carries the §5 schema for the
+The model answers with structured output (`TemplateBatch`). Each template's `config` carries the schema for the
 model to follow but is not validated while the answer is parsed: one bad template must cost that template, not
 the chunk, so the worker vets each one itself (`candidates.vet_all`).
 

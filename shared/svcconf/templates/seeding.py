@@ -7,7 +7,7 @@ a job runs is told which job that is) and queues the job's first round. The work
   delivery moves the job to the next round (a conditional update); every delivery (re)sends the round's chunk
   messages, which is harmless because chunks are idempotent.
 - a chunk: the model writes `count` templates (kept in the chunk's record before anything is stored, so a
-  re-delivered chunk stores the same ones instead of asking again); each is vetted by §5 and the lint, stored
+  re-delivered chunk stores the same ones instead of asking again); each is vetted by the schema and the lint, stored
   unless its name is taken, and counted into the job in the same transaction, which refuses once the job has
   all it asked for. The chunk is then marked done, adding its drops to the job once.
 

@@ -13,10 +13,10 @@ import math
 import secrets
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlencode
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from svcconf import backups, codes
 from svcconf.auth import BearerUser
@@ -83,6 +83,8 @@ class Generation(BaseModel):
 
 
 class DeploymentView(BaseModel):
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)  # every field is sent
+
     ok: bool = True
     deployment_id: str
     kind: DeploymentKind
@@ -97,8 +99,11 @@ class DeploymentView(BaseModel):
 
 
 class DryRun(BaseModel):
+    # Every field is sent, so openapi.json marks them required; `status` tells a plan from a DeploymentView.
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
     ok: bool = True
-    status: str = Field("planned", description="A dry run changes nothing: it is only a plan.")
+    status: Literal["planned"] = Field("planned", description="A dry run changes nothing: it is only a plan.")
     steps: Steps
     plan: list[PlanItem]
     warnings: list[LintWarning]

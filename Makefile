@@ -77,7 +77,7 @@ browser:
 
 sam-venv: $(SAM_VENV)/.installed  ## SAM CLI in its own virtualenv (.venv-sam)
 
-run: venv  ## the service on http://127.0.0.1:$${PORT:-3000} with moto and the chat-platform sandbox
+run: venv node-tools  ## the service on http://127.0.0.1:$${PORT:-3000} with moto and the chat-platform sandbox
 	$(PY) -m local.run
 
 invoke: venv  ## one function once with one event, no Docker: make invoke FN=<operation> [EVENT=events/<operation>.json]

@@ -2,7 +2,7 @@
 # pip and Debian's packages). The Lambda runtime is Python 3.13; the Makefile looks for it, pyenv's included.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-.PHONY: help check-python venv sam-venv node-tools clients-venv browser run invoke test lint api-lint typecheck format build openapi openapi-check bench fuzz load clean
+.PHONY: help check-python venv sam-venv node-tools clients-venv browser api-docs-layer run invoke test lint api-lint typecheck format build openapi openapi-check bench fuzz load clean
 
 PYTHON313 ?= $(shell for p in python3.13 $$HOME/.pyenv/versions/3.13*/bin/python3.13 /root/.pyenv/versions/3.13*/bin/python3.13 /usr/local/bin/python3.13 /usr/bin/python3.13; do "$$p" -c 'import sys; assert sys.version_info[:2] == (3, 13)' >/dev/null 2>&1 && { echo "$$p"; break; }; done)
 VENV := .venv
@@ -103,7 +103,13 @@ format: venv  ## ruff fix and format
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-build: sam-venv  ## sam build (no Docker needed: the local Python matches the runtime)
+# ApiDocsLayer's content (template.yaml, EnableApiDocs): the page's Swagger UI assets and openapi.json.
+API_DOCS_LAYER := .aws-sam/api-docs-layer/api-docs
+api-docs-layer: node-tools
+	@rm -rf $(API_DOCS_LAYER) && mkdir -p $(API_DOCS_LAYER)
+	@cp openapi.json node_modules/swagger-ui-dist/swagger-ui.css node_modules/swagger-ui-dist/swagger-ui-bundle.js $(API_DOCS_LAYER)/
+
+build: sam-venv api-docs-layer  ## sam build (no Docker needed: the local Python matches the runtime)
 	$(SAY) "sam build: the layer's packages and $$(grep -c 'Type: AWS::Serverless::Function' template.yaml) functions into .aws-sam/build (about 30 s)"
 	$(SAM_ENV) $(SAM) build --template template.yaml --build-dir .aws-sam/build
 

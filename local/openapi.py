@@ -32,7 +32,7 @@ TAGS = {
 }
 BASE_URL_DOC = (
     "Where the service runs: the local runner (`make run`, the default), or the API's invoke URL in AWS "
-    "(the stack's output ApiUrl without its trailing slash, e.g. https://abc123.execute-api.us-east-1.amazonaws.com/Prod)."
+    "(the stack's output ApiBaseUrl, e.g. https://abc123.execute-api.us-east-1.amazonaws.com/dev)."
 )
 
 

@@ -7,11 +7,11 @@ from a CDN. The page points "Try it out" at the server that served it.
 
 from __future__ import annotations
 
-# The files of swagger-ui-dist the page loads, with their media types: nothing else is served from it.
+# The files of swagger-ui-dist the page loads, with their media types: nothing else is served from it. All text,
+# so API Gateway passes them through without binary media types.
 ASSETS = {
     "swagger-ui.css": "text/css; charset=utf-8",
     "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
-    "favicon-32x32.png": "image/png",
 }
 
 PAGE = """<!DOCTYPE html>
@@ -20,7 +20,6 @@ PAGE = """<!DOCTYPE html>
     <meta charset="UTF-8">
     <title>Server Configuration Service API</title>
     <link rel="stylesheet" type="text/css" href="docs/swagger-ui.css">
-    <link rel="icon" type="image/png" href="docs/favicon-32x32.png" sizes="32x32">
   </head>
   <body>
     <div id="swagger-ui"></div>

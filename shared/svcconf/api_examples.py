@@ -238,24 +238,25 @@ INVITE_ANSWERS: dict[str, Any] = {
 }
 
 SEED_REQUESTS: dict[str, Any] = {"seed": {"count": 10}}
+SEED_JOB = "tj_01a20e18b2c3d4e5f6a7"
 SEED_STARTED: dict[str, Any] = {
     "seed": {
         "success": True,
         "started": True,
-        "message": "Generating 10 templates.",
-        "job_id": "job_01a20e18b2c3d4e5f6a7",
+        "message": f"Generating 10 templates into the library as job {SEED_JOB}.",
+        "job_id": SEED_JOB,
         "requested": 10,
-        "stored": 5,
+        "stored": 0,
     }
 }
 SEED_RUNNING: dict[str, Any] = {
     "seed": {
         "success": True,
         "started": False,
-        "message": "Another seeding job is still running.",
-        "job_id": "job_01a20e18b2c3d4e5f6a7",
+        "message": f"Template generation job {SEED_JOB} is still running (4 of 10 stored); nothing new was started.",
+        "job_id": SEED_JOB,
         "requested": 10,
-        "stored": 5,
+        "stored": 4,
     }
 }
 

@@ -2,7 +2,7 @@
 # pip and Debian's packages). The Lambda runtime is Python 3.13; the Makefile looks for it, pyenv's included.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-.PHONY: help check-python venv sam-venv run invoke test lint typecheck format build openapi openapi-check bench fuzz load clean
+.PHONY: help check-python venv sam-venv node-tools clients-venv browser api-docs-layer run invoke test lint api-lint typecheck format build openapi openapi-check bench fuzz load clean
 
 PYTHON313 ?= $(shell for p in python3.13 $$HOME/.pyenv/versions/3.13*/bin/python3.13 /root/.pyenv/versions/3.13*/bin/python3.13 /usr/local/bin/python3.13 /usr/bin/python3.13; do "$$p" -c 'import sys; assert sys.version_info[:2] == (3, 13)' >/dev/null 2>&1 && { echo "$$p"; break; }; done)
 VENV := .venv
@@ -48,23 +48,52 @@ $(SAM_VENV)/.installed: requirements-sam.txt | check-python
 	  printf '==> .venv-sam ready (%s s)\n' "$(call SECONDS_SINCE,$$started)"
 	@touch $@
 
+# The API tools, pinned in package.json and package-lock.json: Redocly and Spectral (make api-lint),
+# openapi-typescript and TypeScript (the generated-clients test), Swagger UI's assets (make run's /docs).
+node_modules/.installed: package.json package-lock.json
+	$(SAY) "npm ci: the pinned API tools (Redocly, Spectral, openapi-typescript, TypeScript, Swagger UI) into node_modules (about 20 s)"
+	@npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# openapi-python-client in a virtualenv of its own: its dependencies (ruff, httpx, typer ...) keep clear of .venv's pins.
+CLIENTS_VENV := .venv-clients
+$(CLIENTS_VENV)/.installed: requirements-clients.txt | check-python
+	$(SAY) "creating .venv-clients with openapi-python-client (the generated-clients test; about a minute the first time)"
+	$(PYTHON313) -m venv $(CLIENTS_VENV)
+	@$(CLIENTS_VENV)/bin/pip install $(PIP_QUIET) -r requirements-clients.txt $(PIP_FILTER)
+	@touch $@
+
 venv: $(VENV)/.installed  ## the development virtualenv (.venv, Python 3.13)
+
+node-tools: node_modules/.installed  ## the pinned npm tools (npm ci)
+
+clients-venv: $(CLIENTS_VENV)/.installed  ## openapi-python-client in .venv-clients
+
+# The /docs test drives Debian's Chromium with Playwright (no browser download): installed when missing.
+browser:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  printf '==> %s\n' "installing Debian's chromium for the /docs browser test (apt-get; a minute or two)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; fi
 
 sam-venv: $(SAM_VENV)/.installed  ## SAM CLI in its own virtualenv (.venv-sam)
 
-run: venv  ## the service on http://127.0.0.1:$${PORT:-3000} with moto and the chat-platform sandbox
+run: venv node-tools  ## the service on http://127.0.0.1:$${PORT:-3000} with moto and the chat-platform sandbox
 	$(PY) -m local.run
 
 invoke: venv  ## one function once with one event, no Docker: make invoke FN=<operation> [EVENT=events/<operation>.json]
 	@$(PY) -m local.invoke $(FN) $(EVENT)
 
-lint: venv sam-venv typecheck  ## ruff, mypy, cfn-lint and sam validate --lint
+lint: venv sam-venv typecheck api-lint  ## ruff, mypy, Redocly, Spectral, cfn-lint and sam validate --lint
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) -m local.outside_paths  # the repository stands alone: nothing reads a folder beside it
 	$(VENV)/bin/cfn-lint template.yaml
 	$(SAY) "sam validate --lint (SAM CLI starts slowly: a few seconds)"
 	$(SAM_ENV) $(SAM) validate --lint --template template.yaml
+
+api-lint: node-tools  ## openapi.json: Redocly (recommended, warnings fail too) and Spectral (spectral:oas)
+	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true node_modules/.bin/redocly lint --extends recommended-strict openapi.json
+	node_modules/.bin/spectral lint --fail-severity warn openapi.json
 
 typecheck: venv  ## mypy: strict on the layer (shared/svcconf), the handlers (functions/) in full
 	$(SAY) "mypy on shared/svcconf and functions/ (the first run builds its cache: about 30 s)"
@@ -74,7 +103,13 @@ format: venv  ## ruff fix and format
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-build: sam-venv  ## sam build (no Docker needed: the local Python matches the runtime)
+# ApiDocsLayer's content (template.yaml, EnableApiDocs): the page's Swagger UI assets and openapi.json.
+API_DOCS_LAYER := .aws-sam/api-docs-layer/api-docs
+api-docs-layer: node-tools
+	@rm -rf $(API_DOCS_LAYER) && mkdir -p $(API_DOCS_LAYER)
+	@cp openapi.json node_modules/swagger-ui-dist/swagger-ui.css node_modules/swagger-ui-dist/swagger-ui-bundle.js $(API_DOCS_LAYER)/
+
+build: sam-venv api-docs-layer  ## sam build (no Docker needed: the local Python matches the runtime)
 	$(SAY) "sam build: the layer's packages and $$(grep -c 'Type: AWS::Serverless::Function' template.yaml) functions into .aws-sam/build (about 30 s)"
 	$(SAM_ENV) $(SAM) build --template template.yaml --build-dir .aws-sam/build
 
@@ -84,7 +119,7 @@ openapi: venv  ## regenerate openapi.json from the handlers
 openapi-check: venv
 	$(PY) -m local.openapi --check
 
-test: lint build openapi-check  ## everything CI runs: lint, build, openapi check, all tests
+test: lint build openapi-check clients-venv browser  ## everything CI runs: lint, build, openapi check, all tests
 	$(SAY) "pytest: unit, integration, infrastructure and end-to-end tests on 2 workers (a few minutes)"
 	$(PY) -m pytest -n 2 --dist loadfile
 
@@ -99,4 +134,4 @@ load: venv  ## 2,000 requests at 50 concurrent through make run: 5xx, 429, backu
 	$(PY) -m bench load
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) $(SAM_VENV) $(CLIENTS_VENV) node_modules .artifacts .aws-sam .pytest_cache .ruff_cache .mypy_cache

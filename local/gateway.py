@@ -3,7 +3,7 @@
 Each HTTP request is matched against the template's routes, made into a proxy event (payload format 1.0)
 for the function's runtime, and the function's result becomes the HTTP answer. What API Gateway answers
 itself (no route, body too large, throttled) follows the template's GatewayResponses; a failed integration
-answers 502 or 504 in the contract's error body. /openapi.json serves the committed document.
+answers 502 or 504 in the contract's error body. /openapi.json serves the committed document, /docs Swagger UI on it.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from local.docs import docs_answer, is_docs_path
 from local.lambda_runtime import FunctionRuntime, InvocationError
 from local.template import LOCAL_ACCOUNT_ID, FunctionSpec, Template, api_functions
 
@@ -319,6 +320,11 @@ class ApiGatewayHandler(BaseHTTPRequestHandler):
         if path == "/openapi.json" and self.command in ("GET", "HEAD"):
             self._drain_body()
             self._send(self._openapi(request_id), request_id, started)
+            return
+        if is_docs_path(path) and self.command in ("GET", "HEAD"):
+            self._drain_body()
+            status, content_type, page = docs_answer(path)
+            self._send(_Reply(status, [("Content-Type", content_type)], page), request_id, started)
             return
         matched = gateway.match(self.command, path)
         if matched is None:

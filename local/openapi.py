@@ -20,7 +20,19 @@ VERSION = "1.0.0"
 DESCRIPTION = (
     "Build, validate, deploy and back up the configuration of servers on the chat platform. "
     "Every operation is POST /functions/<operation> with a JSON body; errors share one body "
-    "(error, message, code, details on 400, requestId on 5xx)."
+    "(error, message, code, details on 400, requestId on 5xx), and every answer carries `x-request-id`."
+)
+TAGS = {
+    "Sign-in": "Sign in with the chat platform and link the chat account to the web app's user.",
+    "Servers": "The user's servers on the chat platform and its invitations.",
+    "AI assistant": "Generate and change a server configuration in a conversation with the AI.",
+    "Deployments": "Plan, deploy, read and roll back a configuration in a server.",
+    "Bot": "What the chat platform's bot calls with its token: configurations by code, backups.",
+    "Templates": "The template library the AI assistant suggests from.",
+}
+BASE_URL_DOC = (
+    "Where the service runs: the local runner (`make run`, the default), or the API's invoke URL in AWS "
+    "(the stack's output ApiBaseUrl, e.g. https://abc123.execute-api.us-east-1.amazonaws.com/dev)."
 )
 
 
@@ -30,6 +42,7 @@ def generate() -> str:
     sys.path[:0] = [str(ROOT / "shared"), str(ROOT)]
 
     from aws_lambda_powertools.event_handler.openapi import OpenAPIMerge
+    from aws_lambda_powertools.event_handler.openapi.models import Contact, License, Server, ServerVariable, Tag
 
     from local.template import api_functions, load_template
     from svcconf.api import SECURITY_SCHEMES
@@ -38,6 +51,16 @@ def generate() -> str:
         title=TITLE,
         version=VERSION,
         description=DESCRIPTION,
+        tags=[Tag(name=name, description=text) for name, text in TAGS.items()],
+        servers=[
+            Server(
+                url="{base_url}",
+                description="The service",
+                variables={"base_url": ServerVariable(default="http://127.0.0.1:3000", description=BASE_URL_DOC)},
+            )
+        ],
+        contact=Contact(name="Server Configuration Service maintainers"),
+        license_info=License(name="Proprietary", identifier="LicenseRef-Proprietary"),
         security_schemes=SECURITY_SCHEMES,
         on_conflict="error",
     )

@@ -29,7 +29,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SKIPPED_DIRECTORIES = {".git", ".venv", ".venv-sam", ".aws-sam", ".local-state", "node_modules", "__pycache__"}
+SKIPPED_DIRECTORIES = {
+    ".git",
+    ".venv",
+    ".venv-sam",
+    ".venv-clients",
+    ".aws-sam",
+    ".artifacts",
+    ".local-state",
+    "node_modules",
+    "__pycache__",
+}
 ANCHORED_CALLS = {"resolve", "absolute", "expanduser"}  # methods that keep a path where it is
 OS_PATH_KEEPING = {"abspath", "realpath", "normpath"}
 

@@ -566,6 +566,7 @@ def _banner(runner: Runner, state: dict[str, Any], seeded: Seeded) -> str:
         "Server configuration service, local: everything lives in memory until the runner stops",
         f"  API            {runner.base_url}/functions/<operation>  ({', '.join(operations)})",
         f"  OpenAPI        {runner.base_url}/openapi.json",
+        f"  API docs       {runner.base_url}/docs  (Swagger UI: Authorize with the user token below, then Try it out)",
         f"  AWS (moto)     {runner.moto_url}",
         f"  chat platform  {chat_platform}",
         f"  user token     {state['user_token']}",

@@ -187,8 +187,8 @@ def kms_aliases(tpl: Template) -> list[Resource]:
 def layers(tpl: Template) -> list[LayerSpec]:
     found = []
     for logical_id, resource in tpl.resources.items():
-        if resource.get("Type") != "AWS::Serverless::LayerVersion":
-            continue
+        if resource.get("Type") != "AWS::Serverless::LayerVersion" or "Condition" in resource:
+            continue  # a layer under a Condition belongs to an AWS-only function (see _functions)
         content_dir = tpl.root / str((resource.get("Properties") or {}).get("ContentUri", ""))
         build_method = (resource.get("Metadata") or {}).get("BuildMethod")
         import_dir = content_dir if build_method else content_dir / "python"
@@ -247,10 +247,11 @@ def _events(properties: dict[str, Any], event_type: str) -> list[tuple[str, dict
 
 
 def _functions(tpl: Template) -> list[tuple[str, dict[str, Any]]]:
+    # Functions under a Condition are AWS's options (ApiDocsFunction: the runner serves /docs itself).
     return [
         (logical_id, resource.get("Properties") or {})
         for logical_id, resource in tpl.resources.items()
-        if resource.get("Type") == FUNCTION_TYPE
+        if resource.get("Type") == FUNCTION_TYPE and "Condition" not in resource
     ]
 
 

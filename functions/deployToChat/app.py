@@ -6,9 +6,19 @@ from typing import Annotated, Literal
 
 from aws_lambda_powertools.event_handler import Depends, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Body
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, RootModel
 
-from svcconf.api import BEARER_AUTH, MIB, create_app, error_responses, lambda_entry_point
+from svcconf.api import (
+    BEARER_AUTH,
+    BEARER_ERRORS,
+    MIB,
+    create_app,
+    error_responses,
+    lambda_entry_point,
+    request_examples,
+    success,
+)
+from svcconf.api_examples import DEPLOY_ANSWERS, DEPLOY_QUEUED, DEPLOY_REQUESTS
 from svcconf.auth import BearerUser, bearer_user
 from svcconf.config import ServerConfig
 from svcconf.deployments import DeploymentView, DryRun, deploy, dry_run, info, rollback
@@ -45,21 +55,52 @@ class RollbackRequest(BaseModel):
 
 DeployToChatRequest = Annotated[DeployRequest | InfoRequest | RollbackRequest, Field(discriminator="action")]
 
+
+class DeployToChatAnswer(RootModel[Annotated[DeploymentView | DryRun, Field(discriminator="status")]]):
+    """An answer of 200: a plan (`status: planned`) or a deployment (`status`: one of its states)."""
+
+
 app = create_app("deployToChat", max_body_bytes=MIB)
 
 
 @app.post(
     "/functions/deployToChat",
+    operation_id="deployToChat",
+    tags=["Deployments"],
     summary="Deploy a configuration to a server of the chat platform, plan it, read a deployment or roll it back",
+    description=(
+        "One operation, four actions chosen by `action`: `deploy` queues a deployment of the configuration to a "
+        "server the user manages (202; with `dry_run: true` it only plans and answers the plan, 200), `info` reads "
+        "the newest deployment of a project (200), `rollback` queues the undoing of the newest one (202). Answers "
+        "are told apart by `status`: `planned` for a plan, a deployment's state otherwise."
+    ),
     security=[{BEARER_AUTH: []}],
     responses={
-        200: {"description": "info: the newest deployment; deploy with dry_run: the plan and its warnings"},
-        202: {"description": "deploy or rollback: queued; the worker applies it (read its progress with info)"},
-        **error_responses(400, 401, 403, 404, 409, 413, 415, 500, 502, 503),
+        200: success(
+            "info: the newest deployment; deploy with dry_run: the plan and its warnings",
+            DeployToChatAnswer,
+            DEPLOY_ANSWERS,
+        ),
+        202: success(
+            "deploy or rollback: queued; the worker applies it (read its progress with info)",
+            DeploymentView,
+            DEPLOY_QUEUED,
+        ),
+        **error_responses(
+            {
+                **BEARER_ERRORS,
+                400: "a field is invalid, or no usable chat account is linked to the user; `details` names each field",
+                403: "the user may not manage the server",
+                404: "no such server for the user, or no deployment of the project to roll back or read",
+                409: "another deployment to the server is running, the bot is not in it, or its preflight failed",
+                502: "the chat platform failed or is rate-limiting the service",
+                503: "deployments or bearer authentication are not configured",
+            }
+        ),
     },
 )
 def deploy_to_chat(
-    request: Annotated[DeployToChatRequest, Body()],
+    request: Annotated[DeployToChatRequest, Body(openapi_examples=request_examples(DEPLOY_REQUESTS))],
     user: Annotated[BearerUser, Depends(bearer_user)],
 ) -> Response[DeploymentView | DryRun]:
     if isinstance(request, DeployRequest):

@@ -7,7 +7,8 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import Depends
 from pydantic import BaseModel
 
-from svcconf.api import BEARER_AUTH, create_app, error_responses, lambda_entry_point
+from svcconf.api import BEARER_AUTH, BEARER_ERRORS, create_app, error_responses, lambda_entry_point, success
+from svcconf.api_examples import GUILDS_ANSWERS
 from svcconf.auth import BearerUser, bearer_user
 from svcconf.chat_accounts import GuildSummary, accessible_guilds
 
@@ -21,9 +22,25 @@ app = create_app("getChatGuilds")
 
 @app.post(
     "/functions/getChatGuilds",
+    operation_id="getChatGuilds",
+    tags=["Servers"],
     summary="Servers of the chat platform that the user can access",
+    description=(
+        "The servers (guilds) of the chat account linked to the bearer user (chatAuth links it), with the user's "
+        "permissions there, whether the user may manage it and whether the service's bot is in it. The body may "
+        "be empty or `{}`."
+    ),
     security=[{BEARER_AUTH: []}],
-    responses={200: {"description": "The user's servers"}, **error_responses(400, 401, 413, 415, 500, 502)},
+    responses={
+        200: success("The user's servers", GuildList, GUILDS_ANSWERS),
+        **error_responses(
+            {
+                **BEARER_ERRORS,
+                400: "no usable chat account is linked to the bearer user: sign in with chatAuth again",
+                502: "the chat platform failed or is rate-limiting the service",
+            }
+        ),
+    },
 )
 def get_chat_guilds(user: Annotated[BearerUser, Depends(bearer_user)]) -> GuildList:
     return GuildList(guilds=accessible_guilds(user))

@@ -9,7 +9,16 @@ from aws_lambda_powertools.event_handler import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from pydantic import BaseModel, Field
 
-from svcconf.api import BOT_TOKEN_AUTH, create_app, error_responses, lambda_entry_point
+from svcconf.api import (
+    BOT_ERRORS,
+    BOT_TOKEN_AUTH,
+    create_app,
+    error_responses,
+    lambda_entry_point,
+    request_examples,
+    success,
+)
+from svcconf.api_examples import CONFIG_BY_CODE_ANSWERS, CONFIG_BY_CODE_REQUESTS
 from svcconf.auth import BotCaller, bot_caller
 from svcconf.codes import resolve_code
 from svcconf.fields import DeploymentCodeText
@@ -34,15 +43,27 @@ app = create_app("getConfigByCode")
 
 @app.post(
     "/functions/getConfigByCode",
+    operation_id="getConfigByCode",
+    tags=["Bot"],
     summary="Configuration of a project from its deployment code",
+    description=(
+        "The bot turns a deployment code (deployToChat mints one per deployment) into the project's configuration. "
+        "With `consume: true` the code is used up; with `user_id`, a code bound to another user is refused."
+    ),
     security=[{BOT_TOKEN_AUTH: []}],
     responses={
-        200: {"description": "The configuration behind the code"},
-        **error_responses(400, 403, 404, 413, 415, 500),
+        200: success("The configuration behind the code", ConfigByCodeResponse, CONFIG_BY_CODE_ANSWERS),
+        **error_responses(
+            {
+                **BOT_ERRORS,
+                403: "the x-bot-token header is missing or wrong, or the code is bound to another user",
+                404: "no such code, or it has expired or was used up",
+            }
+        ),
     },
 )
 def get_config_by_code(
-    request: Annotated[ConfigByCodeRequest, Body()],
+    request: Annotated[ConfigByCodeRequest, Body(openapi_examples=request_examples(CONFIG_BY_CODE_REQUESTS))],
     _bot: Annotated[BotCaller, Depends(bot_caller)],
 ) -> ConfigByCodeResponse:
     resolved = resolve_code(request.code, user_id=request.user_id, consume=request.consume)

@@ -6,21 +6,23 @@ from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import Depends, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Body
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, RootModel
 
 from svcconf.api import (
+    BOT_ERRORS,
     BOT_TOKEN_AUTH,
     MIB,
-    SparseResponse,
     create_app,
     error_responses,
     lambda_entry_point,
+    request_examples,
+    success,
 )
+from svcconf.api_examples import BACKUP_ANSWERS, BACKUP_CREATED, BACKUP_REQUESTS
 from svcconf.auth import BotCaller, bot_caller
-from svcconf.backups import Backup, create_backup, get_backup, list_backups
+from svcconf.backups import BackupCreated, BackupFetched, BackupList, create_backup, get_backup, list_backups
 from svcconf.fields import Snowflake
 from svcconf.observability import metrics
-from svcconf.store.backups import BackupSummary
 
 
 class CreateBackupRequest(BaseModel):
@@ -46,9 +48,8 @@ class GetBackupRequest(BaseModel):
 BackupRequest = Annotated[CreateBackupRequest | ListBackupsRequest | GetBackupRequest, Field(discriminator="action")]
 
 
-class BackupResponse(SparseResponse):
-    data: Backup | BackupSummary | None = Field(None, description="create: the new backup; get: it with its data.")
-    backups: list[BackupSummary] | None = Field(None, description="list: newest first, without backup_data.")
+class BackupAnswer(RootModel[Annotated[BackupList | BackupFetched, Field(discriminator="action")]]):
+    """An answer of 200, told apart by `action`: list or get."""
 
 
 app = create_app("manageBackup", max_body_bytes=5 * MIB)
@@ -56,30 +57,45 @@ app = create_app("manageBackup", max_body_bytes=5 * MIB)
 
 @app.post(
     "/functions/manageBackup",
+    operation_id="manageBackup",
+    tags=["Bot"],
     summary="Create, list or fetch backups of a server",
+    description=(
+        "The bot keeps backups of a server's export, chosen by `action`: `create` stores one (201), `list` answers "
+        "a guild's backups newest first (200), `get` answers one with its data exactly as stored (200). Answers "
+        "repeat the `action`. A guild keeps its newest backups only; older ones are pruned."
+    ),
     security=[{BOT_TOKEN_AUTH: []}],
     responses={
-        200: {"description": "list: the guild's backups; get: one backup with its data"},
-        201: {"description": "create: the backup was stored"},
-        **error_responses(400, 403, 404, 413, 415, 500),
+        200: success("list: the guild's backups; get: one backup with its data", BackupAnswer, BACKUP_ANSWERS),
+        201: success("create: the backup was stored", BackupCreated, BACKUP_CREATED),
+        **error_responses(
+            {
+                **BOT_ERRORS,
+                404: "no such backup (in the guild, when guild_id is given)",
+                413: "the body is larger than 5 MiB, or the backup compresses to more than can be stored",
+            }
+        ),
     },
 )
 def manage_backup(
-    request: Annotated[BackupRequest, Body()],
+    request: Annotated[BackupRequest, Body(openapi_examples=request_examples(BACKUP_REQUESTS))],
     _bot: Annotated[BotCaller, Depends(bot_caller)],
-) -> Response[BackupResponse]:
+) -> Response[BackupCreated | BackupList | BackupFetched]:
     if isinstance(request, CreateBackupRequest):
         created = create_backup(
             request.guild_id, request.backup_data, guild_name=request.guild_name, label=request.label
         )
         metrics.add_metric(name="BackupCreated", unit="Count", value=1)
-        return _answer(BackupResponse(data=created), status_code=201)
+        return _answer(BackupCreated(data=created), status_code=201)
     if isinstance(request, ListBackupsRequest):
-        return _answer(BackupResponse(backups=list_backups(request.guild_id)))
-    return _answer(BackupResponse(data=get_backup(request.backup_id, guild_id=request.guild_id)))
+        return _answer(BackupList(backups=list_backups(request.guild_id)))
+    return _answer(BackupFetched(data=get_backup(request.backup_id, guild_id=request.guild_id)))
 
 
-def _answer(body: BackupResponse, status_code: int = 200) -> Response[BackupResponse]:
+def _answer(
+    body: BackupCreated | BackupList | BackupFetched, status_code: int = 200
+) -> Response[BackupCreated | BackupList | BackupFetched]:
     return Response(status_code, content_types.APPLICATION_JSON, body)
 
 

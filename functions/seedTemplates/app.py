@@ -8,7 +8,16 @@ from aws_lambda_powertools.event_handler import Depends, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from pydantic import BaseModel, Field
 
-from svcconf.api import BEARER_AUTH, create_app, error_responses, lambda_entry_point
+from svcconf.api import (
+    BEARER_AUTH,
+    BEARER_ERRORS,
+    create_app,
+    error_responses,
+    lambda_entry_point,
+    request_examples,
+    success,
+)
+from svcconf.api_examples import SEED_REQUESTS, SEED_RUNNING, SEED_STARTED
 from svcconf.auth import BearerUser, admin_user
 from svcconf.templates.seeding import DEFAULT_COUNT, MAX_COUNT, MIN_COUNT, SeedAnswer, start_seeding
 
@@ -24,16 +33,28 @@ app = create_app("seedTemplates")
 
 @app.post(
     "/functions/seedTemplates",
+    operation_id="seedTemplates",
+    tags=["Templates"],
     summary="Generate templates into the template library (administrators only)",
+    description=(
+        "Starts a job that has the AI generate `count` new templates into the library that svcAiChat suggests "
+        "from. One job runs at a time: while one runs, the answer is 200 with `started: false` and its job_id."
+    ),
     security=[{BEARER_AUTH: []}],
     responses={
-        200: {"description": "Another job is still running: started is false and job_id names it"},
-        202: {"description": "Started: the worker generates the templates (job_id names the job)"},
-        **error_responses(400, 401, 403, 413, 415, 500, 503),
+        200: success("Another job is still running: started is false and job_id names it", SeedAnswer, SEED_RUNNING),
+        202: success("Started: the worker generates the templates (job_id names the job)", SeedAnswer, SEED_STARTED),
+        **error_responses(
+            {
+                **BEARER_ERRORS,
+                403: "the bearer user is not an administrator (claim `role` is not `admin`)",
+                503: "the AI or bearer authentication is not configured, or the job could not be started",
+            }
+        ),
     },
 )
 def seed_templates(
-    request: Annotated[SeedTemplatesRequest, Body()],
+    request: Annotated[SeedTemplatesRequest, Body(openapi_examples=request_examples(SEED_REQUESTS))],
     user: Annotated[BearerUser, Depends(admin_user)],
 ) -> Response[SeedAnswer]:
     answer = start_seeding(user, request.count)

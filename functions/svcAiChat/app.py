@@ -21,7 +21,17 @@ from svcconf.ai_chat import (
     HttpsUrl,
     chat,
 )
-from svcconf.api import BEARER_AUTH, MIB, create_app, error_responses, lambda_entry_point
+from svcconf.api import (
+    BEARER_AUTH,
+    BEARER_ERRORS,
+    MIB,
+    create_app,
+    error_responses,
+    lambda_entry_point,
+    request_examples,
+    success,
+)
+from svcconf.api_examples import AI_CHAT_ANSWERS, AI_CHAT_REQUESTS
 from svcconf.auth import BearerUser, bearer_user
 
 
@@ -41,15 +51,33 @@ app = create_app("svcAiChat", max_body_bytes=MIB)
 
 @app.post(
     "/functions/svcAiChat",
+    operation_id="svcAiChat",
+    tags=["AI assistant"],
     summary="Talk with the AI to generate or change a server configuration",
+    description=(
+        "Sends the conversation so far (and optionally the current configuration, attachments, a style and the "
+        "questionnaire's answers) to the AI, which answers with a reply, a configuration valid per the schema "
+        "(or null), quick replies, templates from the library that fit, and warnings."
+    ),
     security=[{BEARER_AUTH: []}],
     responses={
-        200: {"description": "The AI's reply and a configuration valid per the schema (or null), with warnings"},
-        **error_responses(400, 401, 413, 415, 500, 502, 503, 504),
+        200: success(
+            "The AI's reply and a configuration valid per the schema (or null), with warnings",
+            ChatAnswer,
+            AI_CHAT_ANSWERS,
+        ),
+        **error_responses(
+            {
+                **BEARER_ERRORS,
+                502: "the AI provider failed",
+                503: "the AI provider or bearer authentication is not configured, or the provider is overloaded",
+                504: "the AI provider did not answer in time",
+            }
+        ),
     },
 )
 def svc_ai_chat(
-    request: Annotated[AiChatRequest, Body()],
+    request: Annotated[AiChatRequest, Body(openapi_examples=request_examples(AI_CHAT_REQUESTS))],
     _user: Annotated[BearerUser, Depends(bearer_user)],
 ) -> ChatAnswer:
     return chat(

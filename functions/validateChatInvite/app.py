@@ -8,7 +8,16 @@ from aws_lambda_powertools.event_handler import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from pydantic import BaseModel, Field
 
-from svcconf.api import BEARER_AUTH, create_app, error_responses, lambda_entry_point
+from svcconf.api import (
+    BEARER_AUTH,
+    BEARER_ERRORS,
+    create_app,
+    error_responses,
+    lambda_entry_point,
+    request_examples,
+    success,
+)
+from svcconf.api_examples import INVITE_ANSWERS, INVITE_REQUESTS
 from svcconf.auth import BearerUser, bearer_user
 from svcconf.invites import InviteValidation, validate_invite
 from svcconf.observability import metrics
@@ -23,12 +32,21 @@ app = create_app("validateChatInvite")
 
 @app.post(
     "/functions/validateChatInvite",
+    operation_id="validateChatInvite",
+    tags=["Servers"],
     summary="Check an invitation link or code of the chat platform",
+    description=(
+        "Reads an invitation (a link or its bare code) from the chat platform: whether it is valid, permanent or "
+        "expired, its server's name and member count. An unknown invitation is an answer (`valid: false`), not a 404."
+    ),
     security=[{BEARER_AUTH: []}],
-    responses={200: {"description": "The invitation's status"}, **error_responses(400, 401, 413, 415, 500, 502)},
+    responses={
+        200: success("The invitation's status", InviteValidation, INVITE_ANSWERS),
+        **error_responses({**BEARER_ERRORS, 502: "the chat platform failed or is rate-limiting the service"}),
+    },
 )
 def validate_chat_invite(
-    request: Annotated[InviteRequest, Body()],
+    request: Annotated[InviteRequest, Body(openapi_examples=request_examples(INVITE_REQUESTS))],
     _user: Annotated[BearerUser, Depends(bearer_user)],
 ) -> InviteValidation:
     result = validate_invite(request.invite)

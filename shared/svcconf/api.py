@@ -26,8 +26,8 @@ from aws_lambda_powertools.event_handler import (
 )
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.models import Example
 from aws_lambda_powertools.logging import correlation_paths
-from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
 
 from svcconf import budget, strict_json
 from svcconf.errors import (
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
-    from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+    from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse, OpenAPIResponseHeader
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
 KIB = 1024
@@ -73,23 +73,70 @@ _HUMAN_MESSAGES = {
 }
 
 
-class SparseResponse(BaseModel):
-    """A response body that leaves out the top-level fields an action does not fill, instead of sending null."""
+# Every operation can answer these: the transport rules (docs/03-api.md, Transport) and API Gateway's own answers.
+TRANSPORT_ERRORS: dict[int, str] = {
+    400: "a field is invalid, or the body is not a JSON object; `details` names each field as a path",
+    405: "the method is not POST (the `Allow` header says so)",
+    413: "the body is larger than the operation's limit",
+    415: "a body was sent whose Content-Type is not application/json",
+    429: "API Gateway throttled the request; try again shortly",
+    500: "an unexpected failure; `requestId` names it in the service's logs",
+    502: "the function behind API Gateway failed",
+    504: "the function did not answer within API Gateway's time limit",
+}
+# The errors of each kind of authentication (docs/03-api.md, Authentication), for the operations that use it.
+BEARER_ERRORS: dict[int, str] = {
+    401: "the bearer token is missing, malformed, expired, badly signed, or of the wrong issuer or audience",
+    503: "bearer authentication is not configured, or its signing keys cannot be fetched right now",
+}
+BOT_ERRORS: dict[int, str] = {
+    403: "the x-bot-token header is missing or wrong",
+    503: "no bot token is configured on the service",
+}
+REQUEST_ID_DOC: dict[str, OpenAPIResponseHeader] = {
+    REQUEST_ID_HEADER: {
+        "description": "The request's id (API Gateway's, or the local runner's); error bodies of 5xx repeat it.",
+        "schema": {"type": "string"},
+    }
+}
 
-    @model_serializer(mode="wrap")
-    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return {key: value for key, value in handler(self).items() if value is not None}
+
+def success(description: str, model: Any, examples: Mapping[str, Any]) -> OpenAPIResponse:
+    """An operation's success answer: its model, one example per action (name -> body) and the request id."""
+    return {
+        "description": description,
+        "headers": REQUEST_ID_DOC,
+        "content": {
+            content_types.APPLICATION_JSON: {
+                "model": model,
+                "examples": {name: {"value": body} for name, body in examples.items()},
+            }
+        },
+    }
 
 
-def error_responses(*statuses: int) -> dict[int, OpenAPIResponse]:
-    """OpenAPI entries for the error statuses an operation can answer, all with the contract's body."""
+def request_examples(examples: Mapping[str, Any]) -> dict[str, Example]:
+    """`Body(openapi_examples=...)`: one request example per action (name -> body)."""
+    return {name: Example(value=body) for name, body in examples.items()}
+
+
+def error_responses(own: Mapping[int, str] | None = None) -> dict[int, OpenAPIResponse]:
+    """Every error an operation can answer, all with the contract's body: its own (status -> when) and the
+    transport's, which its own may reword."""
+    meanings = {**TRANSPORT_ERRORS, **(own or {})}
     return {
         status: {
-            "description": reason_phrase(status),
+            "description": f"{reason_phrase(status)}: {meanings[status]}.",
+            "headers": {**REQUEST_ID_DOC, **(_ALLOW_DOC if status == HTTPStatus.METHOD_NOT_ALLOWED else {})},
             "content": {content_types.APPLICATION_JSON: {"model": ErrorBody}},
         }
-        for status in statuses
+        for status in sorted(meanings)
     }
+
+
+_ALLOW_DOC: dict[str, OpenAPIResponseHeader] = {
+    "Allow": {"description": "The methods the operation allows: POST.", "schema": {"type": "string"}}
+}
 
 
 def _without_union_tag(loc: tuple[Any, ...], body: Any) -> tuple[Any, ...]:

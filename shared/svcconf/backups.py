@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from svcconf.clock import utc_now
 from svcconf.errors import BackupNotFound, BackupTooLarge
@@ -18,6 +20,28 @@ ITEM_OVERHEAD_BYTES = 1024
 
 class Backup(BackupSummary):
     backup_data: dict[str, Any]
+
+
+# manageBackup's answers, one per action; `action` repeats the request's, so a client can tell them apart.
+class BackupCreated(BaseModel):
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
+    action: Literal["create"] = "create"
+    data: BackupSummary = Field(description="The new backup, without backup_data.")
+
+
+class BackupList(BaseModel):
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
+    action: Literal["list"] = "list"
+    backups: list[BackupSummary] = Field(description="The guild's backups, newest first, without backup_data.")
+
+
+class BackupFetched(BaseModel):
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
+    action: Literal["get"] = "get"
+    data: Backup = Field(description="The backup with its data, exactly as it was stored.")
 
 
 def _repository() -> BackupRepository:

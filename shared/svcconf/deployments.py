@@ -15,10 +15,10 @@ import math
 import secrets
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlencode
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from svcconf import backups, codes, creation_quota
 from svcconf.auth import BearerUser
@@ -95,6 +95,8 @@ class Generation(BaseModel):
 
 
 class DeploymentView(BaseModel):
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)  # every field is sent
+
     ok: bool = True
     deployment_id: str
     kind: DeploymentKind
@@ -112,8 +114,11 @@ class DeploymentView(BaseModel):
 
 
 class DryRun(BaseModel):
+    # Every field is sent, so openapi.json marks them required; `status` tells a plan from a DeploymentView.
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
     ok: bool = True
-    status: str = Field("planned", description="A dry run changes nothing: it is only a plan.")
+    status: Literal["planned"] = Field("planned", description="A dry run changes nothing: it is only a plan.")
     steps: Steps
     plan: list[PlanItem]
     warnings: list[QuotaWarning | LintWarning]

@@ -1,0 +1,287 @@
+"""openapi.json's examples: one request and one answer per action, taken from events/ and the local runner's answers.
+
+tests/unit/test_api_description.py holds them to openapi.json's schemas and to events/, so neither drifts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+GUILD_ID = "1191000000000001005"
+BACKUP_GUILD_ID = "1187392640113156136"
+BACKUP_ID = "bk_01a20e187637d90b57ec59"
+CREATED_AT = "2026-11-24T15:06:53.879169Z"
+
+SAMPLE_CONFIG: dict[str, Any] = {
+    "name": "Sample community",
+    "roles": [
+        {"name": "Moderator", "color": "#3498DB", "hoist": True, "permissions": ["KICK_MEMBERS", "MANAGE_MESSAGES"]},
+        {"name": "Member", "permissions": ["SEND_MESSAGES"]},
+    ],
+    "categories": [
+        {
+            "name": "Community",
+            "channels": [
+                {"name": "welcome", "topic": "Say hello"},
+                {"name": "Lounge", "type": "voice", "user_limit": 10},
+            ],
+        },
+        {
+            "name": "Staff",
+            "overwrites": [
+                {"role": "@everyone", "deny": ["VIEW_CHANNEL"]},
+                {"role": "Moderator", "allow": ["VIEW_CHANNEL"]},
+            ],
+            "channels": [{"name": "mod-log"}],
+        },
+    ],
+}
+
+
+def _counts(planned: int, created: int = 0) -> dict[str, int]:
+    return {"planned": planned, "created": created, "updated": 0, "existing": 0, "deleted": 0, "failed": 0}
+
+
+def _steps(done: bool) -> dict[str, Any]:
+    return {
+        "roles": _counts(2, 2 if done else 0),
+        "categories": _counts(2, 2 if done else 0),
+        "channels": _counts(3, 3 if done else 0),
+        "overwrites": _counts(4, 4 if done else 0),
+        "errors": [],
+    }
+
+
+def _deployment(kind: str, status: str, **fields: Any) -> dict[str, Any]:
+    done = status == "succeeded"
+    return {
+        "ok": True,
+        "deployment_id": "dp_01a20e188a0e2d24b4c3",
+        "kind": kind,
+        "status": status,
+        "steps": _steps(done),
+        "generation": {
+            "project_id": "sample-project",
+            "project_name": "Sample community",
+            "guild_id": GUILD_ID,
+            "guild_name": "Alice's Build Lab",
+            "status": status,
+            "result": "Created 2 roles, 2 categories, 3 channels, 4 overwrites; updated nothing." if done else None,
+            "error": None,
+            "steps": _steps(done),
+        },
+        "backup_id": None,
+        "deployment_code": "SVC-3W9K-89H6",
+        "rollback_of": None,
+        "created_at": "2026-11-24T15:06:58.958205Z",
+        "finished_at": None,
+        "resumes_at": None,
+        "wait_reason": None,
+        "warnings": [],
+        **fields,
+    }
+
+
+DEPLOY_REQUESTS: dict[str, Any] = {
+    "deploy": {
+        "action": "deploy",
+        "guild_id": GUILD_ID,
+        "project_id": "sample-project",
+        "project_name": "Sample community",
+        "config": SAMPLE_CONFIG,
+    },
+    "dryRun": {
+        "action": "deploy",
+        "dry_run": True,
+        "guild_id": GUILD_ID,
+        "project_id": "sample-project",
+        "project_name": "Sample community",
+        "config": SAMPLE_CONFIG,
+    },
+    "info": {"action": "info", "project_id": "sample-project"},
+    "rollback": {"action": "rollback", "project_id": "sample-project", "guild_id": GUILD_ID},
+}
+DEPLOY_PLANNED: dict[str, Any] = {
+    "ok": True,
+    "status": "planned",
+    "steps": _steps(done=False),
+    "plan": [
+        {"kind": "role", "name": "Moderator", "action": "create", "changes": [], "field": "roles[0]"},
+        {"kind": "category", "name": "Staff", "action": "create", "changes": [], "field": "categories[1]"},
+        {
+            "kind": "channel",
+            "name": "Staff / mod-log",
+            "action": "create",
+            "changes": [],
+            "field": "categories[1].channels[0]",
+        },
+    ],
+    "warnings": [],
+}
+DEPLOY_ANSWERS: dict[str, Any] = {
+    "info": _deployment(
+        "deploy", "succeeded", backup_id="bk_01a20e188acb1bc73d2588", finished_at="2026-11-24T15:06:59.205820Z"
+    ),
+    "dryRun": DEPLOY_PLANNED,
+}
+DEPLOY_QUEUED: dict[str, Any] = {
+    "deploy": _deployment("deploy", "queued"),
+    "rollback": _deployment(
+        "rollback",
+        "queued",
+        deployment_id="dp_01a20e18a1dedfdda850",
+        backup_id="bk_01a20e188acb1bc73d2588",
+        deployment_code=None,
+        rollback_of="dp_01a20e188a0e2d24b4c3",
+    ),
+}
+
+BACKUP_DATA: dict[str, Any] = {
+    "roles": [{"name": "Moderators", "color": 3447003, "permissions": "1099511627776"}],
+    "categories": [{"name": "Community", "channels": [{"name": "general", "type": 0}]}],
+    "channels": [],
+}
+BACKUP_SUMMARY: dict[str, Any] = {
+    "backup_id": BACKUP_ID,
+    "guild_id": BACKUP_GUILD_ID,
+    "guild_name": "Demo Guild",
+    "label": "before the relaunch",
+    "channels_count": 2,
+    "roles_count": 1,
+    "created_at": CREATED_AT,
+    "size_bytes": 170,
+    "stored_bytes": 154,
+}
+BACKUP_REQUESTS: dict[str, Any] = {
+    "create": {
+        "action": "create",
+        "guild_id": BACKUP_GUILD_ID,
+        "guild_name": "Demo Guild",
+        "label": "before the relaunch",
+        "backup_data": BACKUP_DATA,
+    },
+    "list": {"action": "list", "guild_id": BACKUP_GUILD_ID},
+    "get": {"action": "get", "backup_id": BACKUP_ID},
+}
+BACKUP_CREATED: dict[str, Any] = {"create": {"action": "create", "data": BACKUP_SUMMARY}}
+BACKUP_ANSWERS: dict[str, Any] = {
+    "list": {"action": "list", "backups": [BACKUP_SUMMARY]},
+    "get": {"action": "get", "data": {**BACKUP_SUMMARY, "backup_data": BACKUP_DATA}},
+}
+
+CHAT_AUTH_REQUESTS: dict[str, Any] = {
+    "signIn": {"code": "dev-code-alice", "redirect_uri": "http://127.0.0.1:5173/auth/callback"}
+}
+CHAT_AUTH_ANSWERS: dict[str, Any] = {
+    "signIn": {
+        "email": "alice@example.com",
+        "chatUserId": "1191000000000000101",
+        "chatUsername": "alice",
+        "chatAvatar": "https://cdn.discordapp.com/avatars/1191000000000000101/8342729096ea3675442027381ff50dfe.png",
+        "chatAccessToken": "cKMHWBlwn-clldltIVm7TQuwe_dVq3AP",
+        "linked": False,
+    }
+}
+
+GUILDS_ANSWERS: dict[str, Any] = {
+    "guilds": {
+        "guilds": [
+            {
+                "id": "1191000000000001001",
+                "name": "Svc Demo Guild",
+                "icon": "https://cdn.discordapp.com/icons/1191000000000001001/1f0b4a3c9d2e8f7a6b5c4d3e2f1a0b9c.png",
+                "owner": True,
+                "permissions": "8866461766385663",
+                "can_manage": True,
+                "bot_present": True,
+            },
+            {
+                "id": "1191000000000001002",
+                "name": "Bob's Workshop",
+                "icon": None,
+                "owner": False,
+                "permissions": "311489449537",
+                "can_manage": False,
+                "bot_present": True,
+            },
+        ]
+    }
+}
+
+CONFIG_BY_CODE_REQUESTS: dict[str, Any] = {
+    "read": {"code": "SVC-DEMO-2026", "user_id": "1191000000000000101", "consume": False}
+}
+CONFIG_BY_CODE_ANSWERS: dict[str, Any] = {
+    "read": {
+        "configuration": {
+            "name": "Local Sample Server",
+            "description": "Minted by make run",
+            "roles": [{"name": "Moderator", "color": "#3498DB", "hoist": True, "permissions": ["KICK_MEMBERS"]}],
+            "categories": [{"name": "Community", "channels": [{"name": "welcome", "type": "text"}]}],
+            "channels": [],
+        },
+        "project_name": "Sample community",
+        "project_id": "sample-project",
+        "expires_at": "2026-12-01T15:06:38.414061Z",
+    }
+}
+
+INVITE_REQUESTS: dict[str, Any] = {"check": {"invite": "https://discord.gg/svcDemo"}}
+INVITE_ANSWERS: dict[str, Any] = {
+    "check": {
+        "valid": True,
+        "permanent": True,
+        "expired": False,
+        "guild_name": "Svc Demo Guild",
+        "member_count": 4,
+        "expires_at": None,
+        "reason": None,
+        "code": "svcDemo",
+    }
+}
+
+SEED_REQUESTS: dict[str, Any] = {"seed": {"count": 10}}
+SEED_JOB = "tj_01a20e18b2c3d4e5f6a7"
+SEED_STARTED: dict[str, Any] = {
+    "seed": {
+        "success": True,
+        "started": True,
+        "message": f"Generating 10 templates into the library as job {SEED_JOB}.",
+        "job_id": SEED_JOB,
+        "requested": 10,
+        "stored": 0,
+    }
+}
+SEED_RUNNING: dict[str, Any] = {
+    "seed": {
+        "success": True,
+        "started": False,
+        "message": f"Template generation job {SEED_JOB} is still running (4 of 10 stored); nothing new was started.",
+        "job_id": SEED_JOB,
+        "requested": 10,
+        "stored": 4,
+    }
+}
+
+AI_CHAT_REQUESTS: dict[str, Any] = {
+    "chat": {
+        "messages": [{"role": "user", "content": "A server for our gaming clan, about 50 people."}],
+        "style": {"tone": "casual"},
+        "questionnaire_data": {"server_name": "Night Owls", "purpose": "gaming"},
+    }
+}
+AI_CHAT_ANSWERS: dict[str, Any] = {
+    "chat": {
+        "reply": "Here is a start for Night Owls: a lounge, voice rooms for squads and a staff corner.",
+        "config": {
+            "name": "Night Owls",
+            "roles": [{"name": "Officer", "permissions": ["KICK_MEMBERS"]}],
+            "categories": [{"name": "Squads", "channels": [{"name": "Squad 1", "type": "voice"}]}],
+            "channels": [{"name": "lounge"}],
+        },
+        "quick_replies": ["Add a streaming channel", "Fewer roles"],
+        "suggested_templates": [],
+        "is_complete": False,
+        "warnings": [],
+    }
+}

@@ -1,0 +1,39 @@
+// Type-checked (tsc --strict) against the types openapi-typescript generates from openapi.json into ./api.d.ts:
+// a client tells deployToChat's and manageBackup's answers apart by their const field, with no cast.
+import type { operations } from "./api";
+
+type Answer<Op extends keyof operations, Status extends number> = operations[Op]["responses"] extends Record<
+  Status,
+  { content: { "application/json": infer Body } }
+>
+  ? Body
+  : never;
+
+export function describeDeployment(answer: Answer<"deployToChat", 200>): string {
+  if (answer.status === "planned") {
+    return `plan: ${answer.plan.length} steps, ${answer.warnings.length} warnings`; // a DryRun
+  }
+  return `${answer.kind} ${answer.deployment_id} is ${answer.status}, code ${answer.deployment_code ?? "none"}`;
+}
+
+export function describeQueued(answer: Answer<"deployToChat", 202>): string {
+  return `${answer.kind} queued as ${answer.deployment_id} (${answer.generation.guild_name})`;
+}
+
+export function backupIds(answer: Answer<"manageBackup", 200>): string[] {
+  switch (answer.action) {
+    case "list":
+      return answer.backups.map((backup) => backup.backup_id);
+    case "get":
+      return [answer.data.backup_id, ...Object.keys(answer.data.backup_data)];
+  }
+}
+
+export function createdId(answer: Answer<"manageBackup", 201>): string {
+  return answer.data.backup_id;
+}
+
+export function unnarrowed(answer: Answer<"deployToChat", 200>): number {
+  // @ts-expect-error: only a plan has `plan`; the answer must be narrowed by `status` first
+  return answer.plan.length;
+}

@@ -25,7 +25,14 @@ from svcconf.chat_accounts import managed_guild
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig, to_bitfield
 from svcconf.config.lint import LintWarning, lint_config
-from svcconf.deploy.apply import DeploymentAborted, DeploymentInterrupted, PlanApplier, StepOutcome, UpdatedObject
+from svcconf.deploy.apply import (
+    KIND_GROUPS,
+    DeploymentAborted,
+    DeploymentInterrupted,
+    PlanApplier,
+    StepOutcome,
+    UpdatedObject,
+)
 from svcconf.deploy.live import LiveGuild, read_live_guild
 from svcconf.deploy.plan import DeploymentPlan, PlanItem, plan_deployment
 from svcconf.deploy.preflight import preflight_problems
@@ -50,7 +57,6 @@ from svcconf.store.deployments import (
 DEPLOY_BOT_PERMISSIONS = ["VIEW_CHANNEL", "MANAGE_CHANNELS", "MANAGE_ROLES"]
 LOCK_SECONDS = 2 * 3600  # a lost worker frees its guild after this
 MAX_INTERRUPTIONS = 20  # re-queued this often for the platform's sake: give up with what is done
-KIND_GROUPS = {"role": "roles", "category": "categories", "channel": "channels", "overwrite": "overwrites"}
 
 
 class GuildIsBusy(Conflict):
@@ -127,7 +133,10 @@ def new_deployment_id() -> str:
 
 def install_url(guild_id: str, config: ServerConfig | None) -> str:
     """The platform's link that adds the bot to this guild with the permissions the deploy will use."""
-    granted = [p for role in config.roles for p in role.permissions] if config else []
+    granted: list[str] = [p for role in config.roles for p in role.permissions] if config else []
+    granted += (config.everyone_permissions or []) if config else []
+    if config and config.settings:
+        granted.append("MANAGE_GUILD")  # the settings' one PATCH
     settings = get_settings()
     query = {
         "client_id": settings.chat_client_id or "",

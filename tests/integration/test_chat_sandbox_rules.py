@@ -258,7 +258,7 @@ def test_route_limits_merge_and_null_removes_one(chat_state: SandboxState):
 def test_the_bot_is_in_the_build_guild_with_everything_but_administrator(platform: Platform):
     guild = platform("GET", f"/guilds/{BUILD_GUILD}").json()
     everyone, bot_role = sorted(guild["roles"], key=lambda role: role["position"])
-    assert (guild["name"], guild["features"]) == ("Alice's Build Lab", ["COMMUNITY", "NEWS"])
+    assert (guild["name"], guild["features"]) == ("Alice's Build Lab", ["COMMUNITY", "NEWS", "ROLE_ICONS"])
     assert (everyone["id"], bot_role["position"], bot_role["managed"], bot_role["tags"]) == (
         BUILD_GUILD,
         1,

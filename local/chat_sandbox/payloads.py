@@ -111,7 +111,6 @@ def forum_json(channel: dict[str, Any]) -> dict[str, Any]:
         "default_thread_rate_limit_per_user": channel.get("default_thread_rate_limit_per_user", 0),
         "default_sort_order": channel.get("default_sort_order"),
         "default_forum_layout": channel.get("default_forum_layout", 0),
-        "default_auto_archive_duration": None,
         "default_tag_setting": "match_some",
     }
 

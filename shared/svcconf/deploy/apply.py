@@ -27,7 +27,7 @@ from svcconf.chat import (
     UnknownGuild,
     UnknownRole,
 )
-from svcconf.deploy.plan import (
+from svcconf.deploy.steps import (
     ROLE_OVERWRITE,
     ChannelStep,
     DeleteStep,

@@ -22,7 +22,7 @@ from svcconf.config import (
 )
 from svcconf.config.vocabulary import COMMUNITY, ROLE_ICONS
 from svcconf.deploy.live import ADMINISTRATOR, LiveGuild
-from svcconf.deploy.plan import ChannelStep, DeploymentPlan, GuildStep, ReorderRoles, RoleStep, Step
+from svcconf.deploy.steps import ChannelStep, DeploymentPlan, GuildStep, ReorderRoles, RoleStep, Step
 from svcconf.errors import FieldError
 
 MANAGE_ROLES = 1 << PERMISSION_BITS["MANAGE_ROLES"]

@@ -17,7 +17,8 @@ from pydantic import BaseModel
 from svcconf.chat import Channel, Role
 from svcconf.deploy.attributes import GuildSettings, attributes_of_type, live_role_attributes
 from svcconf.deploy.live import LiveGuild
-from svcconf.deploy.plan import (
+from svcconf.deploy.plan import reorder_within_slots
+from svcconf.deploy.steps import (
     SETTINGS_KEY,
     ChannelStep,
     DeleteStep,
@@ -28,7 +29,6 @@ from svcconf.deploy.plan import (
     ReorderRoles,
     RoleStep,
     Step,
-    reorder_within_slots,
 )
 
 

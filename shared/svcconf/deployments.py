@@ -409,6 +409,12 @@ def _adopt_unrecorded(
     states_now = {r.id: role_state(r) for r in live.roles} | {c.id: channel_state(c) for c in live.channels}
     outcome = StepOutcome(key="adopted")
     for item in plan.items:
+        if item.kind == "settings":  # the guild itself: changed since the snapshot means the lost run's PATCH
+            changed = before.settings is not None and before.settings != live.settings
+            if item.action == "keep" and changed and item.key not in record.journal_updated:
+                outcome.updated[item.key] = UpdatedObject(id=live.id, kind="settings", previous={})
+                outcome.count("settings", "updated")
+            continue
         object_id = plan.ids.get(item.key)
         if item.action != "keep" or item.kind == "overwrite" or object_id is None:
             continue

@@ -158,6 +158,7 @@ def test_every_v2_field_deploys_converges_and_its_update_rolls_back(deployer: De
     restored = deployer.guild()
     assert restored["settings"] == held["settings"]
     assert_guild_holds_v2(restored, config)
+    assert tag_id(restored, "Idea") == tag_id(held, "Idea")
     print(f"v2 rollback: settings restored to verification_level {restored['settings']['verification_level']}")
 
 

@@ -115,7 +115,7 @@ def v2_before_and_after():
     after.settings.description = "Changed"
     forum = next(channel for channel in after.channels if channel.name == "ideas")
     forum.available_tags, forum.default_forum_layout, forum.flags = (
-        [ForumTag(id="1191000000000009909", name="New")],
+        [ForumTag(id="1191000000000009909", name="New"), ForumTag(id="1191000000000009902", name="Idea")],
         1,
         0,
     )
@@ -144,7 +144,7 @@ def test_rollback_restores_the_settings_first_in_one_guild_step_then_roles_and_f
     assert by_name["ideas"].payload == {
         "available_tags": [
             {"name": "Bug", "emoji_name": "🐛", "moderated": False},
-            {"name": "Idea", "emoji_name": None, "moderated": False},
+            {"name": "Idea", "emoji_name": None, "moderated": False, "id": "1191000000000009902"},  # kept: its id
             {"name": "Staff pick", "emoji_name": None, "moderated": True},
         ],
         "default_forum_layout": 2,

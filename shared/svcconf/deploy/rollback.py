@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from svcconf.chat import Channel, Role
-from svcconf.deploy.attributes import GuildSettings, attributes_of_type, live_role_attributes
+from svcconf.deploy.attributes import GuildSettings, attributes_of_type, live_role_attributes, with_tag_ids
 from svcconf.deploy.live import LiveGuild
 from svcconf.deploy.plan import reorder_within_slots
 from svcconf.deploy.steps import (
@@ -168,7 +168,7 @@ def _restore_role(items: list[PlanItem], steps: list[Step], key: str, now: Role,
 
 def _restore_channel(items: list[PlanItem], steps: list[Step], key: str, now: Channel, before: Channel) -> None:
     kind: Kind = "category" if before.is_category else "channel"
-    payload = _differences(channel_state(now), channel_state(before))
+    payload = with_tag_ids(_differences(channel_state(now), channel_state(before)), now)
     name = before.name or before.id
     items.append(PlanItem(kind=kind, name=name, action="update" if payload else "keep", field="", key=key))
     if payload:

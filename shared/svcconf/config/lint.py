@@ -252,18 +252,18 @@ def _forum_tags_unusable(config: ServerConfig) -> Iterator[Finding]:
     for loc, channel, category in _channels(config):
         if not channel.require_tag:
             continue
-        place = _describe(channel, category).replace("channel", "forum", 1)
+        forum = f"Forum '{channel.name}'" + (f" in category '{category.name}'" if category else "")
         if not channel.tags:
             yield (
                 field_path((*loc, "require_tag")),
-                f"{place[0].upper()}{place[1:]} requires a tag on every post but has no tags, so no one can post: "
-                "add tags or set require_tag to false.",
+                f"{forum} requires a tag on every post but has no tags, so no one can post: add tags or set "
+                "require_tag to false.",
             )
         elif all(tag.moderated for tag in channel.tags):
             yield (
                 field_path((*loc, "tags")),
-                f"{place[0].upper()}{place[1:]} requires a tag on every post but all its tags are moderated, so only "
-                "members who can manage threads can post: make at least one tag unmoderated.",
+                f"{forum} requires a tag on every post but all its tags are moderated, so only members who can "
+                "manage threads can post: make at least one tag unmoderated.",
             )
 
 

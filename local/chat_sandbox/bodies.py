@@ -15,7 +15,15 @@ from annotated_types import MaxLen
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, TypeAdapter, ValidationError
 from pydantic_core import PydanticCustomError
 
-from local.chat_sandbox.protocol import CREATABLE_CHANNEL_TYPES, MAX_BODY_OVERWRITES, Call, invalid_form
+from local.chat_sandbox.protocol import (
+    AFK_TIMEOUTS,
+    CREATABLE_CHANNEL_TYPES,
+    LOCALES,
+    MAX_BODY_OVERWRITES,
+    MAX_FORUM_TAGS,
+    Call,
+    invalid_form,
+)
 
 # pydantic's own error types, in the platform's words
 _REFUSALS = {
@@ -131,6 +139,16 @@ Bitrate = Annotated[int, _between(8000, 384000)]  # the ceiling of the channel's
 Position = Annotated[int, _between(0, 2**31 - 1)]
 ChannelType = Annotated[int, _one_of(CREATABLE_CHANNEL_TYPES)]
 OverwriteType = Annotated[int, _one_of((0, 1))]  # 0 role, 1 member
+EmojiName = Annotated[str, _length(0, 100)]
+TagName = Annotated[str, _length(0, 20)]  # the docs' forum tag: 0-20 characters
+VideoQuality = Annotated[int, _one_of((1, 2))]  # 1 auto, 2 full
+SortOrder = Annotated[int, _one_of((0, 1))]  # latest activity, creation date
+ForumLayout = Annotated[int, _one_of((0, 1, 2))]  # not set, list, gallery
+Level = Annotated[int, _one_of((0, 1, 2, 3, 4))]
+Notifications = Annotated[int, _one_of((0, 1))]
+ContentFilter = Annotated[int, _one_of((0, 1, 2))]
+AfkTimeout = Annotated[int, _one_of(AFK_TIMEOUTS)]
+Flags = Annotated[int, _between(0, 2**31 - 1)]
 
 
 class Body(BaseModel):
@@ -149,6 +167,7 @@ class RoleBody(Body):
     color: Color | None = None
     hoist: bool | None = None
     mentionable: bool | None = None
+    unicode_emoji: EmojiName | None = None  # needs the guild feature ROLE_ICONS: checked by the route
 
 
 class RolePosition(Body):
@@ -181,6 +200,23 @@ class PutOverwriteBody(Body):
     deny: Bitfield | None = None
 
 
+class TagBody(Body):
+    """An item of a forum's `available_tags`; a tag without a known `id` is a new tag."""
+
+    id: Snowflake | None = None
+    name: TagName
+    emoji_id: Snowflake | None = None
+    emoji_name: EmojiName | None = None
+    moderated: bool | None = None
+
+
+class ReactionBody(Body):
+    """A forum's `default_reaction_emoji`: a custom emoji's id or a unicode emoji's name."""
+
+    emoji_id: Snowflake | None = None
+    emoji_name: EmojiName | None = None
+
+
 class ChannelBody(Body):
     """`PATCH /channels/{channel_id}`: a field sent replaces the channel's (`permission_overwrites` the whole list)."""
 
@@ -194,6 +230,13 @@ class ChannelBody(Body):
     position: Position | None = None
     parent_id: Snowflake | None = None
     permission_overwrites: Annotated[list[OverwriteBody], MaxLen(MAX_BODY_OVERWRITES)] | None = None
+    video_quality_mode: VideoQuality | None = None
+    available_tags: Annotated[list[TagBody], MaxLen(MAX_FORUM_TAGS)] | None = None
+    default_reaction_emoji: ReactionBody | None = None
+    default_thread_rate_limit_per_user: Slowmode | None = None
+    default_sort_order: SortOrder | None = None
+    default_forum_layout: ForumLayout | None = None
+    flags: Flags | None = None  # modify only: the create body has none, and the route ignores it there
 
 
 class CreateChannelBody(ChannelBody):
@@ -212,3 +255,28 @@ class ChannelPosition(Body):
 
 
 CHANNEL_POSITIONS = TypeAdapter(list[ChannelPosition])
+
+
+# -- the guild ----------------------------------------------------------------------------------------
+
+
+def _locale(value: str) -> str:
+    if value not in LOCALES:
+        raise PydanticCustomError("BASE_TYPE_CHOICES", "Value must be one of the platform's locales.")
+    return value
+
+
+class GuildBody(Body):
+    """`PATCH /guilds/{guild_id}`: the settings sent replace the guild's; what depends on its channels and features
+    is checked by the route."""
+
+    name: Annotated[str, _length(2, 100)] | None = None
+    description: Annotated[str, _length(0, 300)] | None = None
+    verification_level: Level | None = None
+    default_message_notifications: Notifications | None = None
+    explicit_content_filter: ContentFilter | None = None
+    preferred_locale: Annotated[str, AfterValidator(_locale)] | None = None
+    afk_timeout: AfkTimeout | None = None
+    afk_channel_id: Snowflake | None = None
+    system_channel_id: Snowflake | None = None
+    system_channel_flags: Flags | None = None

@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from local.chat_sandbox.access import permissions_of
 from local.chat_sandbox.bodies import Snowflake
-from local.chat_sandbox.payloads import sorted_channels, sorted_roles
-from local.chat_sandbox.protocol import ADMINISTRATOR, MANAGE_GUILD, Answer, render
+from local.chat_sandbox.payloads import forum_json, settings_json, sorted_channels, sorted_roles
+from local.chat_sandbox.protocol import ADMINISTRATOR, GUILD_FORUM, MANAGE_GUILD, Answer, render
 from svcconf.errors import ErrorBody, FieldError, field_path, reason_phrase
 
 if TYPE_CHECKING:
@@ -157,6 +157,7 @@ def _guild(state: SandboxState, data: dict[str, Any], params: dict[str, str]) ->
             "name": guild["name"],
             "owner_id": guild["owner_id"],
             "features": list(guild.get("features", [])),
+            "settings": settings_json(guild),
             "bot_present": state.bot["id"] in guild["members"],
             "members": [{"user_id": user_id, "roles": list(m["roles"])} for user_id, m in guild["members"].items()],
             "roles": [
@@ -169,6 +170,7 @@ def _guild(state: SandboxState, data: dict[str, Any], params: dict[str, str]) ->
                     "hoist": role.get("hoist", False),
                     "mentionable": role.get("mentionable", False),
                     "managed": role.get("managed", False),
+                    "unicode_emoji": role.get("unicode_emoji"),
                 }
                 for role in sorted_roles(guild)
             ],
@@ -184,7 +186,10 @@ def _guild(state: SandboxState, data: dict[str, Any], params: dict[str, str]) ->
                     "rate_limit_per_user": channel.get("rate_limit_per_user", 0),
                     "user_limit": channel.get("user_limit"),
                     "bitrate": channel.get("bitrate"),
+                    "video_quality_mode": channel.get("video_quality_mode"),
+                    "flags": channel.get("flags", 0),
                     "permission_overwrites": [dict(item) for item in channel.get("permission_overwrites", [])],
+                    **(forum_json(channel) if channel["type"] == GUILD_FORUM else {}),
                 }
                 for channel in sorted_channels(guild)
             ],

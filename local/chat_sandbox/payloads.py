@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from local.chat_sandbox.protocol import TEXT_LIKE, VOICE_LIKE, iso
+from local.chat_sandbox.protocol import GUILD_FORUM, GUILD_MEDIA, TEXT_LIKE, VOICE_LIKE, iso
 
 
 def user_json(user: dict[str, Any], *, private: bool = False, scopes: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -43,7 +43,7 @@ def role_json(role: dict[str, Any]) -> dict[str, Any]:
         "managed": role.get("managed", False),
         "mentionable": role.get("mentionable", False),
         "icon": None,
-        "unicode_emoji": None,
+        "unicode_emoji": role.get("unicode_emoji"),
         "flags": 0,
     }
     if role.get("tags"):
@@ -64,7 +64,7 @@ def channel_json(channel: dict[str, Any]) -> dict[str, Any]:
     body = {
         "id": channel["id"],
         "type": channel["type"],
-        "flags": 0,
+        "flags": channel.get("flags", 0),
         "guild_id": channel["guild_id"],
         "name": channel["name"],
         "parent_id": channel.get("parent_id"),
@@ -87,7 +87,32 @@ def channel_json(channel: dict[str, Any]) -> dict[str, Any]:
             rate_limit_per_user=0,
             last_message_id=None,
         )
+        if channel.get("video_quality_mode") is not None:
+            body["video_quality_mode"] = channel["video_quality_mode"]
+    if channel["type"] in (GUILD_FORUM, GUILD_MEDIA):
+        body.update(forum_json(channel))
     return body
+
+
+def forum_json(channel: dict[str, Any]) -> dict[str, Any]:
+    """A forum's own fields: its tags, the reaction and slowmode of new posts, their order and layout."""
+    return {
+        "available_tags": [
+            {
+                "id": tag["id"],
+                "name": tag["name"],
+                "moderated": tag.get("moderated", False),
+                "emoji_id": tag.get("emoji_id"),
+                "emoji_name": tag.get("emoji_name"),
+            }
+            for tag in channel.get("available_tags", [])
+        ],
+        "default_reaction_emoji": channel.get("default_reaction_emoji"),
+        "default_thread_rate_limit_per_user": channel.get("default_thread_rate_limit_per_user", 0),
+        "default_sort_order": channel.get("default_sort_order"),
+        "default_forum_layout": channel.get("default_forum_layout", 0),
+        "default_tag_setting": "match_some",
+    }
 
 
 def sorted_roles(guild: dict[str, Any]) -> list[dict[str, Any]]:
@@ -106,6 +131,24 @@ def counts(guild: dict[str, Any]) -> dict[str, int]:
     }
 
 
+# The settings a guild has until they are changed (PATCH /guilds/{id}), with the platform's defaults.
+GUILD_SETTINGS: dict[str, Any] = {
+    "verification_level": 0,
+    "default_message_notifications": 0,
+    "explicit_content_filter": 0,
+    "afk_channel_id": None,
+    "afk_timeout": 300,
+    "system_channel_id": None,
+    "system_channel_flags": 0,
+    "preferred_locale": "en-US",
+    "description": None,
+}
+
+
+def settings_json(guild: dict[str, Any]) -> dict[str, Any]:
+    return {name: guild.get(name, default) for name, default in GUILD_SETTINGS.items()}
+
+
 def guild_json(guild: dict[str, Any], *, with_counts: bool) -> dict[str, Any]:
     body = {
         "id": guild["id"],
@@ -120,17 +163,17 @@ def guild_json(guild: dict[str, Any], *, with_counts: bool) -> dict[str, Any]:
         "owner_id": guild["owner_id"],
         "application_id": None,
         "region": "deprecated",
-        "afk_channel_id": None,
-        "afk_timeout": 300,
-        "system_channel_id": None,
-        "system_channel_flags": 0,
+        "afk_channel_id": guild.get("afk_channel_id"),
+        "afk_timeout": guild.get("afk_timeout", 300),
+        "system_channel_id": guild.get("system_channel_id"),
+        "system_channel_flags": guild.get("system_channel_flags", 0),
         "widget_enabled": False,
         "widget_channel_id": None,
-        "verification_level": 0,
+        "verification_level": guild.get("verification_level", 0),
         "roles": [role_json(role) for role in sorted_roles(guild)],
-        "default_message_notifications": 0,
+        "default_message_notifications": guild.get("default_message_notifications", 0),
         "mfa_level": 0,
-        "explicit_content_filter": 0,
+        "explicit_content_filter": guild.get("explicit_content_filter", 0),
         "max_presences": None,
         "max_members": 500000,
         "max_stage_video_channel_users": 50,
@@ -149,6 +192,7 @@ def guild_json(guild: dict[str, Any], *, with_counts: bool) -> dict[str, Any]:
         "stickers": [],
         "incidents_data": None,
     }
+    body.update(settings_json(guild))
     if with_counts:
         body.update(counts(guild))
     return body

@@ -6,9 +6,10 @@ import json
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, get_args
 
 from svcconf.config.permissions import PERMISSION_BITS
+from svcconf.config.vocabulary import Locale
 
 API_ROOT = "/api/v10"
 PLATFORM_EPOCH_MS = 1420070400000
@@ -36,6 +37,10 @@ MAX_CHANNELS = 500
 MAX_CHANNELS_PER_CATEGORY = 50
 MAX_BODY_OVERWRITES = 100  # per create or modify body
 MAX_BITRATE = {GUILD_VOICE: 96000, GUILD_STAGE_VOICE: 64000}  # an unboosted guild's ceilings
+MAX_FORUM_TAGS = 20
+AFK_TIMEOUTS = (60, 300, 900, 1800, 3600)
+REQUIRE_TAG = 1 << 4  # a forum's channel flag: posts must carry a tag
+LOCALES = frozenset(get_args(Locale))
 
 MAJOR_PARAMETERS = ("guild_id", "channel_id", "webhook_id")
 

@@ -28,7 +28,14 @@ from svcconf.clock import utc_now
 from svcconf.config import ServerConfig, to_bitfield
 from svcconf.config.lint import LintWarning, lint_config
 from svcconf.creation_quota import QuotaWarning
-from svcconf.deploy.apply import DeploymentAborted, DeploymentInterrupted, PlanApplier, StepOutcome, UpdatedObject
+from svcconf.deploy.apply import (
+    KIND_GROUPS,
+    DeploymentAborted,
+    DeploymentInterrupted,
+    PlanApplier,
+    StepOutcome,
+    UpdatedObject,
+)
 from svcconf.deploy.live import LiveGuild, read_live_guild
 from svcconf.deploy.plan import DeploymentPlan, PlanItem, plan_deployment
 from svcconf.deploy.preflight import preflight_problems
@@ -53,7 +60,6 @@ from svcconf.store.deployments import (
 DEPLOY_BOT_PERMISSIONS = ["VIEW_CHANNEL", "MANAGE_CHANNELS", "MANAGE_ROLES"]
 LOCK_SECONDS = 2 * 3600  # a lost worker frees its guild after this
 MAX_INTERRUPTIONS = 20  # re-queued this often for the platform's sake: give up with what is done
-KIND_GROUPS = {"role": "roles", "category": "categories", "channel": "channels", "overwrite": "overwrites"}
 
 
 class GuildIsBusy(Conflict):
@@ -148,7 +154,10 @@ def new_deployment_id() -> str:
 
 def install_url(guild_id: str, config: ServerConfig | None) -> str:
     """The platform's link that adds the bot to this guild with the permissions the deploy will use."""
-    granted = [p for role in config.roles for p in role.permissions] if config else []
+    granted: list[str] = [p for role in config.roles for p in role.permissions] if config else []
+    granted += (config.everyone_permissions or []) if config else []
+    if config and config.settings:
+        granted.append("MANAGE_GUILD")  # the settings' one PATCH
     settings = get_settings()
     query = {
         "client_id": settings.chat_client_id or "",
@@ -438,6 +447,12 @@ def _adopt_unrecorded(
     states_now = {r.id: role_state(r) for r in live.roles} | {c.id: channel_state(c) for c in live.channels}
     outcome = StepOutcome(key="adopted")
     for item in plan.items:
+        if item.kind == "settings":  # the guild itself: changed since the snapshot means the lost run's PATCH
+            changed = before.settings is not None and before.settings != live.settings
+            if item.action == "keep" and changed and item.key not in record.journal_updated:
+                outcome.updated[item.key] = UpdatedObject(id=live.id, kind="settings", previous={})
+                outcome.count("settings", "updated")
+            continue
         object_id = plan.ids.get(item.key)
         if item.action != "keep" or item.kind == "overwrite" or object_id is None:
             continue

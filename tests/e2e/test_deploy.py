@@ -4,90 +4,19 @@ mapping does, moto, and the chat-platform sandbox holding the guild afterwards."
 from __future__ import annotations
 
 import copy
-import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
-import requests
 
 from local.samples import large_community
 from svcconf.config import to_bitfield
+from tests.e2e.deploy_client import Deployer
 from tests.integration.deploy_helpers import structure
 
 if TYPE_CHECKING:
     from tests.e2e.conftest import LocalService
 
 pytestmark = pytest.mark.e2e
-
-ALICE = "1191000000000000101"
-BUILD_GUILD = "1191000000000001005"
-REDIRECT_URI = "http://127.0.0.1:5173/auth/callback"
-DEPLOY_TIMEOUT_SECONDS = 240
-WRITES = ("POST", "PATCH", "PUT", "DELETE")
-
-
-class Deployer:
-    """The web app's side of a deploy: a linked user, deployToChat calls, and waiting for the worker."""
-
-    def __init__(self, service: LocalService):
-        self.service = service
-        self.sandbox = service.state["chat_api_base_url"].removesuffix("/api/v10")
-        self.bearer = {"Authorization": f"Bearer {service.state['user_token']}"}
-
-    def link(self) -> None:
-        code = requests.post(f"{self.sandbox}/_sandbox/oauth/codes", json={"user_id": ALICE}, timeout=30).json()["code"]
-        linked = self.call("chatAuth", {"code": code, "redirect_uri": REDIRECT_URI})
-        assert linked.status_code == 200, linked.text
-
-    def call(self, operation: str, body: dict[str, Any]) -> requests.Response:
-        return requests.post(self.service.url(operation), json=body, headers=self.bearer, timeout=60)
-
-    def deploy(self, config: dict[str, Any], project_id: str = "e2e-large") -> dict[str, Any]:
-        body = {
-            "action": "deploy",
-            "guild_id": BUILD_GUILD,
-            "project_id": project_id,
-            "project_name": "E2E",
-            "config": config,
-        }
-        queued = self.call("deployToChat", body)
-        assert queued.status_code == 202, queued.text
-        return self.finished(project_id)
-
-    def rollback(self, project_id: str = "e2e-large") -> dict[str, Any]:
-        queued = self.call("deployToChat", {"action": "rollback", "project_id": project_id, "guild_id": BUILD_GUILD})
-        assert queued.status_code == 202, queued.text
-        return self.finished(project_id)
-
-    def finished(self, project_id: str) -> dict[str, Any]:
-        deadline = time.monotonic() + DEPLOY_TIMEOUT_SECONDS
-        while time.monotonic() < deadline:
-            info = self.call("deployToChat", {"action": "info", "project_id": project_id}).json()
-            if info["status"] in ("succeeded", "partial", "failed"):
-                return info
-            time.sleep(0.5)
-        raise AssertionError(f"not finished within {DEPLOY_TIMEOUT_SECONDS} s: {info}")
-
-    def guild(self) -> dict[str, Any]:
-        return requests.get(f"{self.sandbox}/_sandbox/guilds/{BUILD_GUILD}", timeout=30).json()
-
-    def backup(self, backup_id: str) -> dict[str, Any]:
-        """A backup's data, as the bot fetches it."""
-        bot = {"x-bot-token": self.service.state["bot_token"]}
-        fetched = requests.post(
-            self.service.url("manageBackup"), json={"action": "get", "backup_id": backup_id}, headers=bot, timeout=60
-        )
-        assert fetched.status_code == 200, fetched.text
-        return fetched.json()["data"]["backup_data"]
-
-    def log_size(self) -> int:
-        return len(self.log())
-
-    def log(self) -> list[dict[str, Any]]:
-        return requests.get(f"{self.sandbox}/_sandbox/log", timeout=30).json()["requests"]
-
-    def writes_since(self, start: int) -> list[tuple[str, str]]:
-        return [(entry["method"], entry["route"]) for entry in self.log()[start:] if entry["method"] in WRITES]
 
 
 @pytest.fixture(scope="module")

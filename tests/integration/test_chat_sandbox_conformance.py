@@ -47,6 +47,7 @@ from svcconf.chat import (
     ChatInvalidRequest,
     ChatRateLimited,
     InvalidUserToken,
+    MissingPermissions,
     UnknownGuild,
     UnknownInvite,
     UnknownOverwrite,
@@ -58,6 +59,7 @@ from tests.integration.chat_conftest_helpers import (
     BOB_EXPIRED_TOKEN,
     BOB_GUILD,
     BOB_ID,
+    BUILD_GUILD,
     DEMO_GUILD,
     INFO_CATEGORY,
     QUIET_GUILD,
@@ -439,6 +441,87 @@ def test_an_invalid_role_modification_conforms_but_for_its_string_leaf_codes(rec
         "name": {"_errors": [{"code": "BASE_TYPE_BAD_LENGTH", "message": "Must be between 1 and 100 in length."}]}
     }
     recorder.check_response_with_fix(invalid, _integer_leaf_codes, invalid_request_field="name")
+
+
+def test_guild_settings_modify_and_its_refusals_conform(recorder: Recorder):
+    # When the demo guild's settings change, then an AFK channel that is a text channel and a guild without
+    # MANAGE_GUILD (the locked room) are refused
+    lounge, general = "1191000000000003015", "1191000000000003014"
+    settings = {
+        "verification_level": 3,
+        "default_message_notifications": 0,
+        "explicit_content_filter": 1,
+        "afk_channel_id": lounge,
+        "afk_timeout": 1800,
+        "system_channel_id": general,
+        "system_channel_flags": 5,
+        "preferred_locale": "fr",
+        "description": "Conformance",
+    }
+    recorder.client.modify_guild(DEMO_GUILD, settings)
+    with pytest.raises(ChatInvalidRequest):
+        recorder.client.modify_guild(DEMO_GUILD, {"afk_channel_id": general})
+    with pytest.raises(MissingPermissions):
+        recorder.client.modify_guild("1191000000000001004", {"verification_level": 1})
+    modified, wrong_type, forbidden = recorder.take()
+    # Then each exchange matches the description (the refusal once its leaf codes are integers)
+    recorder.check(modified)
+    recorder.check(forbidden)
+    recorder.check_response_with_fix(wrong_type, _integer_leaf_codes)
+    assert {key: modified.json()[key] for key in settings} == settings
+    assert wrong_type.json()["errors"] == {
+        "afk_channel_id": {"_errors": [{"code": "BASE_TYPE_INVALID", "message": "Invalid channel type."}]}
+    }
+    assert forbidden.json() == {"message": "Missing Permissions", "code": 50013}
+
+
+def test_an_afk_timeout_the_platform_does_not_offer_is_refused_by_the_description_too(recorder: Recorder):
+    with pytest.raises(ChatInvalidRequest):
+        recorder.client.modify_guild(DEMO_GUILD, {"afk_timeout": 120})
+    [invalid] = recorder.take()
+    assert invalid.json()["errors"]["afk_timeout"]["_errors"][0]["code"] == "BASE_TYPE_CHOICES"
+    recorder.check_response_with_fix(invalid, _integer_leaf_codes, invalid_request_field="afk_timeout")
+
+
+def test_forum_and_voice_fields_and_role_emoji_conform(recorder: Recorder):
+    # When a forum is created with tags and its defaults, then modified (tags, the require-tag flag), a voice
+    # channel gets its video quality, and a role its emoji in a guild with ROLE_ICONS and in one without
+    forum_body = {
+        "name": "spec-forum",
+        "type": 15,
+        "available_tags": [{"name": "Bug", "emoji_name": "🐛"}, {"name": "Pick", "moderated": True}],
+        "default_reaction_emoji": {"emoji_name": "👍"},
+        "default_thread_rate_limit_per_user": 30,
+        "default_sort_order": 1,
+        "default_forum_layout": 2,
+    }
+    forum = recorder.client.create_channel(BUILD_GUILD, forum_body)
+    bug = forum.available_tags[0]
+    recorder.client.modify_channel(
+        forum.id, {"available_tags": [{"id": bug.id, "name": "Bug", "emoji_name": "🐞"}], "flags": 16}
+    )
+    recorder.client.create_channel(BUILD_GUILD, {"name": "Spec Stage", "type": 2, "video_quality_mode": 2})
+    recorder.client.create_role(BUILD_GUILD, {"name": "Iconic", "unicode_emoji": "🧭"})
+    with pytest.raises(ChatApiError):
+        recorder.client.create_role(DEMO_GUILD, {"name": "Iconic", "unicode_emoji": "🧭"})
+    created, modified, voice, role, no_icons = recorder.take()
+    # Then each exchange matches the description; the modification also meets its guild-channel branch
+    for exchange in (created, modified, voice, role, no_icons):
+        recorder.check(exchange)
+    recorder.check_body_branch(modified, "UpdateGuildChannelRequestPartial")
+    tags = created.json()["available_tags"]
+    assert [(t["name"], t["emoji_name"], t["moderated"]) for t in tags] == [("Bug", "🐛", False), ("Pick", None, True)]
+    assert {key: created.json()[key] for key in ("default_sort_order", "default_forum_layout")} == {
+        "default_sort_order": 1,
+        "default_forum_layout": 2,
+    }
+    assert modified.json()["available_tags"] == [
+        {"id": bug.id, "name": "Bug", "moderated": False, "emoji_id": None, "emoji_name": "🐞"}
+    ]
+    assert modified.json()["flags"] == 16
+    assert voice.json()["video_quality_mode"] == 2
+    assert role.json()["unicode_emoji"] == "🧭"
+    assert no_icons.json() == {"message": "This server needs more boosts to perform this action", "code": 50101}
 
 
 def test_the_vendored_description_is_the_one_its_readme_pins():

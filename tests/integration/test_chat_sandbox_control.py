@@ -180,7 +180,20 @@ def test_a_guild_view_shows_the_live_state(control: str, chat_client: ChatClient
         "rate_limit_per_user": 10,
         "user_limit": None,
         "bitrate": None,
+        "video_quality_mode": None,
+        "flags": 0,
         "permission_overwrites": [{"id": role.id, "type": 0, "allow": "2048", "deny": "0"}],
+    }
+    assert guild["settings"] == {
+        "verification_level": 0,
+        "default_message_notifications": 0,
+        "explicit_content_filter": 0,
+        "afk_channel_id": None,
+        "afk_timeout": 300,
+        "system_channel_id": None,
+        "system_channel_flags": 0,
+        "preferred_locale": "en-US",
+        "description": "An empty guild for deploys: the bot holds every permission but ADMINISTRATOR.",
     }
 
 

@@ -258,7 +258,7 @@ def test_route_limits_merge_and_null_removes_one(chat_state: SandboxState):
 def test_the_bot_is_in_the_build_guild_with_everything_but_administrator(platform: Platform):
     guild = platform("GET", f"/guilds/{BUILD_GUILD}").json()
     everyone, bot_role = sorted(guild["roles"], key=lambda role: role["position"])
-    assert (guild["name"], guild["features"]) == ("Alice's Build Lab", ["COMMUNITY", "NEWS"])
+    assert (guild["name"], guild["features"]) == ("Alice's Build Lab", ["COMMUNITY", "NEWS", "ROLE_ICONS"])
     assert (everyone["id"], bot_role["position"], bot_role["managed"], bot_role["tags"]) == (
         BUILD_GUILD,
         1,
@@ -267,3 +267,80 @@ def test_the_bot_is_in_the_build_guild_with_everything_but_administrator(platfor
     )
     assert int(bot_role["permissions"]) == 8866461766385663 & ~8  # every documented permission but ADMINISTRATOR
     assert platform("GET", f"/guilds/{BUILD_GUILD}/channels").json() == []
+
+
+# -- guild settings and forum fields ------------------------------------------------------------------
+
+
+def test_guild_settings_name_channels_of_the_right_type_and_a_description_needs_community(platform: Platform):
+    wrong = platform("PATCH", f"/guilds/{DEMO_GUILD}", {"afk_channel_id": GENERAL, "system_channel_id": LOUNGE})
+    unknown = platform("PATCH", f"/guilds/{BOB_GUILD}", {"afk_channel_id": LOUNGE, "description": "Hi"})
+    right = platform("PATCH", f"/guilds/{BOB_GUILD}", {"afk_channel_id": BOB_VOICE, "system_channel_id": None})
+
+    assert wrong.status_code == 400
+    assert wrong.json() == invalid_form(
+        {
+            "afk_channel_id": leaf("BASE_TYPE_INVALID", "Invalid channel type."),
+            "system_channel_id": leaf("BASE_TYPE_INVALID", "Invalid channel type."),
+        }
+    )
+    assert unknown.json() == invalid_form(
+        {
+            "afk_channel_id": leaf("BASE_TYPE_INVALID", "Unknown channel."),  # the demo guild's, not Bob's
+            "description": leaf("BASE_TYPE_INVALID", "Only community servers may have a description."),
+        }
+    )
+    assert (right.status_code, right.json()["afk_channel_id"], right.json()["system_channel_id"]) == (
+        200,
+        BOB_VOICE,
+        None,
+    )
+
+
+def test_guild_settings_take_only_the_platforms_values(platform: Platform):
+    answer = platform(
+        "PATCH",
+        f"/guilds/{DEMO_GUILD}",
+        {"afk_timeout": 600, "verification_level": 5, "preferred_locale": "xx", "default_message_notifications": True},
+    )
+    assert answer.status_code == 400
+    assert set(answer.json()["errors"]) == {
+        "afk_timeout",
+        "verification_level",
+        "preferred_locale",
+        "default_message_notifications",
+    }
+    assert answer.json()["errors"]["afk_timeout"] == leaf(
+        "BASE_TYPE_CHOICES", "Value must be one of {60, 300, 900, 1800, 3600}."
+    )
+
+
+def test_deleting_the_afk_channel_unsets_it(platform: Platform):
+    assert platform("GET", f"/guilds/{DEMO_GUILD}").json()["afk_channel_id"] == LOUNGE
+    platform("DELETE", f"/channels/{LOUNGE}")
+    assert platform("GET", f"/guilds/{DEMO_GUILD}").json()["afk_channel_id"] is None
+
+
+def test_a_forum_takes_at_most_twenty_tags_of_at_most_twenty_characters(platform: Platform):
+    tags = [{"name": f"tag {n}"} for n in range(21)]
+    too_many = platform("POST", f"/guilds/{BUILD_GUILD}/channels", {"name": "f", "type": 15, "available_tags": tags})
+    long_name = [{"name": "x" * 21}]
+    too_long = platform(
+        "POST", f"/guilds/{BUILD_GUILD}/channels", {"name": "f", "type": 15, "available_tags": long_name}
+    )
+
+    assert too_many.json() == invalid_form(
+        {"available_tags": leaf("BASE_TYPE_MAX_LENGTH", "Must be 20 or fewer in length.")}
+    )
+    assert too_long.json() == invalid_form(
+        {"available_tags": {"0": {"name": leaf("BASE_TYPE_BAD_LENGTH", "Must be between 0 and 20 in length.")}}}
+    )
+
+
+def test_forum_fields_stay_off_other_channel_types_and_flags_off_the_create_body(platform: Platform):
+    text = platform("POST", f"/guilds/{BUILD_GUILD}/channels", {"name": "t", "available_tags": [{"name": "a"}]}).json()
+    forum = platform("POST", f"/guilds/{BUILD_GUILD}/channels", {"name": "f", "type": 15, "flags": 16}).json()
+
+    assert "available_tags" not in text
+    assert forum["flags"] == 0  # the create body has no flags: set them with a modify
+    assert platform("PATCH", f"/channels/{forum['id']}", {"flags": 16}).json()["flags"] == 16

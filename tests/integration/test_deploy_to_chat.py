@@ -181,6 +181,40 @@ def test_the_preflight_refuses_what_the_bot_cannot_grant_before_anything_is_queu
     assert repository.newest(USER, "proj-1") is None
 
 
+def test_a_dry_run_shows_the_settings_that_differ_field_by_field_in_the_configurations_names(invoke, linked, aws):
+    config = {"name": "Demo", "settings": {"verification_level": "high", "afk_timeout": 900, "preferred_locale": "de"}}
+
+    response = deploy(invoke, config=config, dry_run=True)
+
+    assert response.status == 200, response.body
+    assert response.body["plan"] == [
+        {
+            "kind": "settings",
+            "name": "server settings",
+            "action": "update",
+            "changes": [
+                {"field": "verification_level", "old": "low", "new": "high"},
+                {"field": "preferred_locale", "old": "en-US", "new": "de"},
+            ],
+            "field": "settings",
+        }
+    ]
+    assert response.body["steps"]["settings"]["planned"] == 1
+    assert writes(linked) == []
+
+
+def test_the_preflight_refuses_role_emoji_where_the_guild_lacks_role_icons(invoke, linked, aws):
+    config = {"name": "Demo", "roles": [{"name": "Shiny", "emoji": "✨"}]}
+
+    response = deploy(invoke, config=config)
+
+    assert response.status == 409, response.body
+    assert response.body["details"] == [
+        {"field": "roles[0].emoji", "message": "role emoji need the server feature ROLE_ICONS"}
+    ]
+    assert writes(linked) == []
+
+
 def test_the_preflight_refuses_a_configuration_past_the_role_cap(invoke, linked, aws):
     config = {"name": "Too many", "roles": [{"name": f"role-{index}"} for index in range(247)]}
 

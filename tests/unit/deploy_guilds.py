@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from svcconf.chat import Channel, Role
+from svcconf.chat import Channel, ForumTag, Role
+from svcconf.chat.models import DefaultReaction
 from svcconf.config import ALL_PERMISSIONS, CHANNEL_TYPES, PERMISSION_BITS, ServerConfig, to_bitfield
+from svcconf.config.vocabulary import REQUIRE_TAG_FLAG
+from svcconf.deploy.attributes import GuildSettings
 from svcconf.deploy.live import LiveGuild
 
 GUILD_ID = "1191000000000009001"
@@ -21,6 +24,7 @@ class GuildBuilder:
     def __init__(self, bot_permissions: int = BROAD, features: tuple[str, ...] = ("COMMUNITY", "NEWS")):
         self._next = 9100
         self.features = list(features)
+        self.settings = GuildSettings()
         self.roles = [
             Role(id=GUILD_ID, name="@everyone", permissions=str(EVERYONE_PERMISSIONS), position=0),
             Role(id=BOT_ROLE_ID, name="svc-bot", permissions=str(bot_permissions), position=1, managed=True),
@@ -75,6 +79,7 @@ class GuildBuilder:
             id=GUILD_ID,
             name="Test Guild",
             features=self.features,
+            settings=self.settings.model_copy(),
             roles=[role.model_copy() for role in self.roles],
             channels=[channel.model_copy() for channel in self.channels],
             bot_role_ids=[BOT_ROLE_ID],
@@ -127,3 +132,89 @@ def community_config() -> ServerConfig:
             "channels": [{"name": "rules", "type": "text", "topic": "Read first"}],
         }
     )
+
+
+TAGS = [{"name": "Bug", "emoji": "🐛"}, {"name": "Idea"}, {"name": "Staff pick", "moderated": True}]
+
+
+def v2_body() -> dict[str, Any]:
+    """Every field version 2 adds."""
+    return {
+        "name": "Full",
+        "everyone_permissions": ["VIEW_CHANNEL", "SEND_MESSAGES"],
+        "settings": {
+            "verification_level": "medium",
+            "default_notifications": "only_mentions",
+            "explicit_content_filter": "all_members",
+            "afk_channel": "Quiet Room",
+            "afk_timeout": 900,
+            "system_channel": "welcome",
+            "system_channel_flags": ["SUPPRESS_JOIN_NOTIFICATION_REPLIES"],
+            "preferred_locale": "en-GB",
+            "description": "A server with everything",
+        },
+        "roles": [{"name": "Helper", "emoji": "🛟", "permissions": ["SEND_MESSAGES"]}],
+        "categories": [
+            {
+                "name": "Hall",
+                "channels": [
+                    {"name": "welcome"},
+                    {"name": "Quiet Room", "type": "voice", "bitrate": 48000, "video_quality": "full"},
+                    {
+                        "name": "ideas",
+                        "type": "forum",
+                        "tags": TAGS,
+                        "default_reaction": "👍",
+                        "default_thread_slowmode_seconds": 60,
+                        "default_sort": "creation_date",
+                        "default_layout": "gallery",
+                        "require_tag": True,
+                    },
+                ],
+            }
+        ],
+    }
+
+
+def v2_config(**changes: Any) -> ServerConfig:
+    body = v2_body()
+    body["settings"] |= changes
+    return ServerConfig.model_validate(body)
+
+
+def holding_guild() -> GuildBuilder:
+    """A guild that already holds v2_config() exactly, as the platform answers."""
+    guild = GuildBuilder(features=("COMMUNITY", "NEWS", "ROLE_ICONS"))
+    guild.roles[0].permissions = to_bitfield(["VIEW_CHANNEL", "SEND_MESSAGES"])
+    guild.role("Helper", "SEND_MESSAGES", unicode_emoji="🛟")
+    hall = guild.category("Hall")
+    welcome = guild.channel("welcome", parent=hall)
+    quiet = guild.channel("Quiet Room", "voice", parent=hall, bitrate=48000, user_limit=0, video_quality_mode=2)
+    tags = [
+        ForumTag(id="1191000000000009901", name="Bug", emoji_name="🐛"),
+        ForumTag(id="1191000000000009902", name="Idea"),
+        ForumTag(id="1191000000000009903", name="Staff pick", moderated=True),
+    ]
+    guild.channel(
+        "ideas",
+        "forum",
+        parent=hall,
+        available_tags=tags,
+        default_reaction_emoji=DefaultReaction(emoji_name="👍"),
+        default_thread_rate_limit_per_user=60,
+        default_sort_order=1,
+        default_forum_layout=2,
+        flags=REQUIRE_TAG_FLAG,
+    )
+    guild.settings = GuildSettings(
+        verification_level=2,
+        default_message_notifications=1,
+        explicit_content_filter=2,
+        afk_channel_id=quiet,
+        afk_timeout=900,
+        system_channel_id=welcome,
+        system_channel_flags=1 << 3,
+        preferred_locale="en-GB",
+        description="A server with everything",
+    )
+    return guild

@@ -18,14 +18,20 @@ def server(
     roles: list[dict[str, Any]] | None = None,
     categories: list[dict[str, Any]] | None = None,
     channels: list[dict[str, Any]] | None = None,
+    **v2: Any,
 ) -> dict[str, Any]:
-    """A configuration body; two ordinary roles unless others are given."""
+    """A configuration body; two ordinary roles unless others are given; version 2's fields as keywords."""
     return {
         "name": "Test Server",
         "roles": [MODS, MEMBERS] if roles is None else roles,
         "categories": categories or [],
         "channels": channels or [],
+        **v2,
     }
+
+
+def forum(**fields: Any) -> dict[str, Any]:
+    return {"name": "Ideas", "type": "forum", **fields}
 
 
 def staff_category(*channel_overwrites: dict[str, Any], category_overwrites: list[Any] = PRIVATE) -> dict[str, Any]:
@@ -173,6 +179,68 @@ CASES = (
         server(
             roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR"]}, MEMBERS],
             channels=[{"name": "vault", "overwrites": [{"role": "@everyone", "deny": ["VIEW_CHANNEL"]}]}],
+        ),
+    ),
+    Case(
+        "everyone-base-without-view-and-no-role-with-it",
+        "channel-nobody-can-view",
+        server(channels=[{"name": "lobby"}], everyone_permissions=["SEND_MESSAGES"]),
+        "channels[0].overwrites",
+        ("channel 'lobby'", "@everyone cannot view it"),
+        # A role that views by its own permissions is enough.
+        server(
+            roles=[MODS, {**MEMBERS, "permissions": ["VIEW_CHANNEL"]}],
+            channels=[{"name": "lobby"}],
+            everyone_permissions=["SEND_MESSAGES"],
+        ),
+    ),
+    Case(
+        "everyone-permissions-grant-manage-channels",
+        "everyone-permissions-dangerous",
+        server(everyone_permissions=["VIEW_CHANNEL", "MANAGE_CHANNELS", "MENTION_EVERYONE"]),
+        "everyone_permissions",
+        ("MANAGE_CHANNELS and MENTION_EVERYONE", "remove them from everyone_permissions"),
+        server(everyone_permissions=["VIEW_CHANNEL", "SEND_MESSAGES", "MANAGE_MESSAGES"]),
+    ),
+    Case(
+        "system-channel-in-a-private-category",
+        "system-channel-hidden",
+        server(
+            categories=[staff_category(category_overwrites=PRIVATE)],
+            settings={"system_channel": "mod-chat"},
+        ),
+        "settings.system_channel",
+        ("channel 'mod-chat' in category 'Staff'", "allow @everyone VIEW_CHANNEL"),
+        server(
+            categories=[staff_category({"role": "@everyone", "allow": ["VIEW_CHANNEL"]}, category_overwrites=[])],
+            settings={"system_channel": "mod-chat"},
+        ),
+    ),
+    Case(
+        "forum-requires-a-tag-it-does-not-have",
+        "forum-tags-unusable",
+        server(channels=[forum(require_tag=True)]),
+        "channels[0].require_tag",
+        ("Forum 'Ideas'", "add tags"),
+        server(channels=[forum(require_tag=True, tags=[{"name": "Bug"}])]),
+    ),
+    Case(
+        "forum-requires-a-tag-but-all-are-moderated",
+        "forum-tags-unusable",
+        server(
+            categories=[
+                {"name": "Talk", "channels": [forum(require_tag=True, tags=[{"name": "Pick", "moderated": True}])]}
+            ]
+        ),
+        "categories[0].channels[0].tags",
+        ("Forum 'Ideas' in category 'Talk'", "make at least one tag unmoderated"),
+        server(
+            categories=[
+                {
+                    "name": "Talk",
+                    "channels": [forum(require_tag=False, tags=[{"name": "Pick", "moderated": True}])],
+                }
+            ]
         ),
     ),
     Case(

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from svcconf.config import ServerConfig, to_bitfield
-from svcconf.deploy.plan import ChannelStep, ReorderRoles, RoleStep, plan_deployment
+from svcconf.deploy.plan import plan_deployment
+from svcconf.deploy.steps import ChannelStep, ReorderRoles, RoleStep
 from svcconf.errors import BadRequest
 from tests.unit.deploy_guilds import GUILD_ID, GuildBuilder, community_config, overwrite
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from svcconf.config import ServerConfig, to_bitfield
 from svcconf.deploy.plan import plan_deployment
 from svcconf.deploy.preflight import preflight_problems
-from tests.unit.deploy_guilds import ADMINISTRATOR, GuildBuilder, community_config
+from tests.unit.deploy_guilds import ADMINISTRATOR, BROAD, GuildBuilder, community_config, holding_guild, v2_config
+
+MANAGE_GUILD = int(to_bitfield(["MANAGE_GUILD"]))
 
 
 def problems(guild: GuildBuilder, config: dict | ServerConfig) -> list[tuple[str, str]]:
@@ -136,3 +138,48 @@ def test_a_bot_without_manage_roles_or_manage_channels_gets_one_problem_each():
     assert [field for field, _ in found] == ["roles[0]", "categories[0]"]
     assert "MANAGE_ROLES" in found[0][1]
     assert "MANAGE_CHANNELS" in found[1][1]
+
+
+# -- configuration version 2 ----------------------------------------------------------------------------------
+
+
+def test_a_full_v2_configuration_passes_on_a_guild_with_the_features_it_needs():
+    assert problems(GuildBuilder(features=("COMMUNITY", "NEWS", "ROLE_ICONS")), v2_config()) == []
+
+
+def test_settings_that_differ_need_manage_guild_and_settings_that_match_do_not():
+    guild = GuildBuilder(bot_permissions=BROAD & ~MANAGE_GUILD, features=("COMMUNITY", "NEWS", "ROLE_ICONS"))
+    held = holding_guild()
+    held.roles[1].permissions = str(BROAD & ~MANAGE_GUILD)
+
+    assert problems(guild, v2_config()) == [
+        ("settings", "the bot needs MANAGE_GUILD in this server to change its settings")
+    ]
+    assert problems(held, v2_config()) == []
+
+
+def test_role_emoji_need_role_icons_and_a_description_needs_community():
+    assert fields(GuildBuilder(features=("NEWS",)), v2_config()) == ["roles[0].emoji", "settings.description"]
+    body = v2_config().model_dump(exclude_unset=True)
+    del body["roles"][0]["emoji"], body["settings"]["description"]
+    assert fields(GuildBuilder(features=("NEWS",)), body) == []
+
+
+def test_everyone_permissions_the_bot_lacks_are_named_at_everyone_permissions():
+    guild = GuildBuilder(bot_permissions=BROAD & ~MANAGE_GUILD, features=("COMMUNITY", "ROLE_ICONS"))
+    body = {"everyone_permissions": ["VIEW_CHANNEL", "MANAGE_GUILD"]}
+
+    assert problems(guild, body) == [("everyone_permissions", "grants MANAGE_GUILD, which the bot does not hold")]
+
+
+def test_an_afk_channel_that_resolves_to_a_live_channel_of_another_type_is_refused():
+    guild = GuildBuilder(features=("COMMUNITY", "NEWS", "ROLE_ICONS"))
+    hall = guild.category("Hall")
+    text = guild.channel("quiet-room", parent=hall)
+    live = guild.build()
+    plan = plan_deployment(live, v2_config())
+    plan.ids["channel:category:hall:2:quiet room"] = text  # as if matching had found this one
+
+    assert [(p.field, p.message) for p in preflight_problems(live, plan)] == [
+        ("settings.afk_channel", "names channel 'quiet-room', which is not a voice channel")
+    ]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from svcconf.chat import PermissionOverwrite
+from svcconf.chat import ForumTag, PermissionOverwrite
 from svcconf.config import to_bitfield
-from svcconf.deploy.plan import ChannelStep, ReorderRoles, RoleStep
+from svcconf.config.vocabulary import REQUIRE_TAG_FLAG
 from svcconf.deploy.rollback import GuildSnapshot, plan_rollback
-from tests.unit.deploy_guilds import GuildBuilder, overwrite
+from svcconf.deploy.steps import ChannelStep, GuildStep, ReorderRoles, RoleStep
+from tests.unit.deploy_guilds import GUILD_ID, GuildBuilder, holding_guild, overwrite
 
 TAKEN = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -102,3 +103,70 @@ def test_a_snapshot_survives_the_backup_store_as_roles_categories_and_channels()
     assert [channel["name"] for channel in data["channels"]] == ["lobby"]
     assert data["categories"] == []
     assert GuildSnapshot.from_backup_data(data) == snapshot
+
+
+def v2_before_and_after():
+    """A guild holding the v2 configuration, and the same guild after a deployment changed its settings, the
+    forum's tags and layout, the role's emoji and @everyone's permissions."""
+    guild = holding_guild()
+    before = guild.build()
+    after = guild.build()
+    after.settings.verification_level, after.settings.afk_channel_id = 4, None
+    after.settings.description = "Changed"
+    forum = next(channel for channel in after.channels if channel.name == "ideas")
+    forum.available_tags, forum.default_forum_layout, forum.flags = (
+        [ForumTag(id="1191000000000009909", name="New"), ForumTag(id="1191000000000009902", name="Idea")],
+        1,
+        0,
+    )
+    helper = next(role for role in after.roles if role.name == "Helper")
+    helper.unicode_emoji = "🧯"
+    after.roles[0].permissions = to_bitfield(["VIEW_CHANNEL"])
+    updated = {"settings": GUILD_ID, "channel:category:hall:15:ideas": forum.id, "role:helper": helper.id}
+    updated["role:@everyone"] = GUILD_ID
+    return GuildSnapshot.of(before, TAKEN), before, after, updated
+
+
+def test_rollback_restores_the_settings_first_in_one_guild_step_then_roles_and_forum_fields():
+    snapshot, before, after, updated = v2_before_and_after()
+
+    plan = plan_rollback(after, snapshot, {}, updated)
+
+    settings = plan.steps[0]
+    assert isinstance(settings, GuildStep)
+    assert settings.payload == {
+        "verification_level": 2,
+        "afk_channel_id": before.settings.afk_channel_id,
+        "description": "A server with everything",
+    }
+    assert settings.previous == {"verification_level": 4, "afk_channel_id": None, "description": "Changed"}
+    by_name = {step.name: step for step in plan.steps[1:]}
+    assert by_name["ideas"].payload == {
+        "available_tags": [
+            {"name": "Bug", "emoji_name": "🐛", "moderated": False},
+            {"name": "Idea", "emoji_name": None, "moderated": False, "id": "1191000000000009902"},  # kept: its id
+            {"name": "Staff pick", "emoji_name": None, "moderated": True},
+        ],
+        "default_forum_layout": 2,
+        "flags": REQUIRE_TAG_FLAG,
+    }
+    assert by_name["Helper"].payload == {"unicode_emoji": "🛟"}
+    assert by_name["@everyone"].payload == {"permissions": to_bitfield(["VIEW_CHANNEL", "SEND_MESSAGES"])}
+
+
+def test_settings_already_restored_or_never_touched_need_no_step():
+    snapshot, before, after, updated = v2_before_and_after()
+
+    assert not any(isinstance(step, GuildStep) for step in plan_rollback(before, snapshot, {}, updated).steps)
+    del updated["settings"]
+    assert not any(isinstance(step, GuildStep) for step in plan_rollback(after, snapshot, {}, updated).steps)
+
+
+def test_a_snapshot_records_the_settings_and_one_taken_before_they_were_recorded_restores_none():
+    snapshot, _, after, updated = v2_before_and_after()
+
+    data = snapshot.backup_data("dp_2")
+    assert data["settings"]["verification_level"] == 2
+    assert GuildSnapshot.from_backup_data(data) == snapshot
+    old = GuildSnapshot.from_backup_data({key: value for key, value in data.items() if key != "settings"})
+    assert not any(isinstance(step, GuildStep) for step in plan_rollback(after, old, {}, updated).steps)

@@ -40,6 +40,7 @@ ROUTES = [
     Route("GET", "/users/@me", users.get_me, "any"),
     Route("GET", "/users/@me/guilds", users.get_my_guilds, "any"),
     Route("GET", "/guilds/{guild_id}", guilds.get_guild, "bot"),
+    Route("PATCH", "/guilds/{guild_id}", guilds.modify_guild, "bot"),
     Route("GET", "/guilds/{guild_id}/roles", guilds.list_roles, "bot"),
     Route("POST", "/guilds/{guild_id}/roles", guilds.create_role, "bot"),
     Route("PATCH", "/guilds/{guild_id}/roles", guilds.reorder_roles, "bot"),

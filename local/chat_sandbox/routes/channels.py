@@ -2,7 +2,8 @@
 
 Creation and modification share one set of rules: names of text-like channels normalised, the topic's
 length by type, a parent that is a category with room (50), the bitrate ceiling of the type (30052),
-overwrites that grant only what the bot holds (MANAGE_ROLES in one needs ADMINISTRATOR).
+overwrites that grant only what the bot holds (MANAGE_ROLES in one needs ADMINISTRATOR). Forum fields are kept on
+forum channels and video quality on voice-like ones; elsewhere they are ignored, as fields that do not apply.
 """
 
 from __future__ import annotations
@@ -38,7 +39,15 @@ if TYPE_CHECKING:
 
 Guild = dict[str, Any]
 Channel = dict[str, Any]
-CLEARED_BY_NULL = {"topic", "parent_id"}  # a null clears these; for other fields it leaves the value as it is
+CLEARED_BY_NULL = {"topic", "parent_id", "default_reaction_emoji", "default_sort_order"}  # for others null is a no-op
+FORUM_FIELDS = (
+    "available_tags",
+    "default_reaction_emoji",
+    "default_thread_rate_limit_per_user",
+    "default_sort_order",
+    "default_forum_layout",
+)
+KIND_FIELDS = (*FORUM_FIELDS, "video_quality_mode", "flags")  # kept only on the channel types they apply to
 
 
 def list_channels(state: SandboxState, call: Call) -> tuple[int, Any]:
@@ -73,6 +82,7 @@ def create_channel(state: SandboxState, call: Call) -> tuple[int, Any]:
     }
     if kind in VOICE_LIKE:
         channel.update(bitrate=body.bitrate or 64000, user_limit=body.user_limit or 0)
+    channel.update(_kind_fields(state, kind, body, {}))  # without flags: the create body has none
     guild["channels"][channel["id"]] = channel
     state.channel_guild[channel["id"]] = guild["id"]
     return 201, channel_json(channel)
@@ -89,8 +99,11 @@ def modify_channel(state: SandboxState, call: Call) -> tuple[int, Any]:
             raise invalid_form({"type": field_error("BASE_TYPE_CHOICES", "This channel cannot change to that type.")})
         kind = body.type
     overwrites = _checked(state, guild, channel["id"], kind, body, bot_permissions)
-    sent = body.model_dump(include=body.model_fields_set)
+    sent = body.model_dump(include=body.model_fields_set - set(KIND_FIELDS))
     changes = {key: value for key, value in sent.items() if value is not None or key in CLEARED_BY_NULL}
+    changes |= _kind_fields(state, kind, body, channel)
+    if body.flags is not None and kind in (GUILD_FORUM, GUILD_MEDIA):
+        changes["flags"] = body.flags
     if body.name is not None:
         changes["name"] = _shown_name(state, kind, body.name)
     if overwrites is not None:
@@ -104,6 +117,9 @@ def delete_channel(state: SandboxState, call: Call) -> tuple[int, Any]:
     require(state, guild, MANAGE_CHANNELS)
     del guild["channels"][channel["id"]]
     del state.channel_guild[channel["id"]]
+    for field in ("afk_channel_id", "system_channel_id"):
+        if guild.get(field) == channel["id"]:
+            guild[field] = None  # the guild no longer names a channel that is gone
     for child in guild["channels"].values():
         if child.get("parent_id") == channel["id"]:
             child["parent_id"] = None  # deleting a category orphans its channels
@@ -197,6 +213,33 @@ def _checked(
         require(state, guild, MANAGE_ROLES)
     require_grantable_overwrites(bot_permissions, overwrites)
     return overwrites
+
+
+def _kind_fields(state: SandboxState, kind: int, body: ChannelBody, channel: Channel) -> dict[str, Any]:
+    """The forum and voice fields the body sets, for a channel of a type they apply to; new tags get ids."""
+    sent = body.model_fields_set
+    fields: dict[str, Any] = {}
+    if kind in VOICE_LIKE and body.video_quality_mode is not None:
+        fields["video_quality_mode"] = body.video_quality_mode
+    if kind not in (GUILD_FORUM, GUILD_MEDIA):
+        return fields
+    for name in FORUM_FIELDS:
+        value = getattr(body, name)
+        if name in sent and (value is not None or name in CLEARED_BY_NULL):
+            fields[name] = value.model_dump() if name == "default_reaction_emoji" and value else value
+    if body.available_tags is not None:
+        known = {tag["id"] for tag in channel.get("available_tags", [])}
+        fields["available_tags"] = [
+            {
+                "id": tag.id if tag.id in known else state.next_id(),
+                "name": tag.name,
+                "moderated": bool(tag.moderated),
+                "emoji_id": tag.emoji_id,
+                "emoji_name": tag.emoji_name,
+            }
+            for tag in body.available_tags
+        ]
+    return fields
 
 
 def _parent_problem(guild: Guild, channel: Channel, parent_id: str) -> dict[str, Any] | None:

@@ -1,4 +1,5 @@
-"""A guild and its roles: read, create, modify, delete and reorder, with the platform's hierarchy rules."""
+"""A guild and its roles: read the guild and change its settings; create, modify, delete and reorder roles, with the
+platform's hierarchy rules."""
 
 from __future__ import annotations
 
@@ -12,9 +13,21 @@ from local.chat_sandbox.access import (
     require_grantable,
     top_position,
 )
-from local.chat_sandbox.bodies import ROLE_POSITIONS, RoleBody, parse
+from local.chat_sandbox.bodies import ROLE_POSITIONS, GuildBody, RoleBody, parse
 from local.chat_sandbox.payloads import guild_json, role_json, sorted_roles
-from local.chat_sandbox.protocol import MANAGE_ROLES, MAX_ROLES, Call, error, missing_permissions, truthy
+from local.chat_sandbox.protocol import (
+    GUILD_TEXT,
+    GUILD_VOICE,
+    MANAGE_GUILD,
+    MANAGE_ROLES,
+    MAX_ROLES,
+    Call,
+    error,
+    field_error,
+    invalid_form,
+    missing_permissions,
+    truthy,
+)
 
 if TYPE_CHECKING:
     from local.chat_sandbox.state import SandboxState
@@ -27,6 +40,26 @@ def get_guild(state: SandboxState, call: Call) -> tuple[int, Any]:
     return 200, guild_json(guild, with_counts=truthy(call.query.get("with_counts")))
 
 
+def modify_guild(state: SandboxState, call: Call) -> tuple[int, Any]:
+    guild = bot_guild(state, call.params["guild_id"])
+    require(state, guild, MANAGE_GUILD)
+    body = parse(call, GuildBody)
+    sent = body.model_dump(include=body.model_fields_set)
+    errors = {}
+    # The AFK channel must be a voice channel of the guild, the system channel a text one; null unsets them.
+    for field, kind in (("afk_channel_id", GUILD_VOICE), ("system_channel_id", GUILD_TEXT)):
+        channel = guild["channels"].get(sent.get(field) or "")
+        if sent.get(field) is not None and (channel is None or channel["type"] != kind):
+            errors[field] = field_error("BASE_TYPE_INVALID", "Invalid channel type." if channel else "Unknown channel.")
+    if sent.get("description") and "COMMUNITY" not in guild.get("features", []):
+        errors["description"] = field_error("BASE_TYPE_INVALID", "Only community servers may have a description.")
+    if errors:
+        raise invalid_form(errors)
+    cleared = {"afk_channel_id", "system_channel_id", "description"}  # a null clears these; others stay as they are
+    guild.update({key: value for key, value in sent.items() if value is not None or key in cleared})
+    return 200, guild_json(guild, with_counts=False)
+
+
 def list_roles(state: SandboxState, call: Call) -> tuple[int, Any]:
     guild = bot_guild(state, call.params["guild_id"])
     return 200, [role_json(role) for role in sorted_roles(guild)]
@@ -36,6 +69,7 @@ def create_role(state: SandboxState, call: Call) -> tuple[int, Any]:
     guild = bot_guild(state, call.params["guild_id"])
     bot_permissions = require(state, guild, MANAGE_ROLES)
     body = parse(call, RoleBody)
+    _require_role_icons(guild, body)
     if len(guild["roles"]) >= MAX_ROLES:
         raise error(400, 30005, f"Maximum number of server roles reached ({MAX_ROLES})")
     everyone = int(guild["roles"][guild["id"]]["permissions"])
@@ -53,9 +87,16 @@ def create_role(state: SandboxState, call: Call) -> tuple[int, Any]:
         "hoist": bool(body.hoist),
         "mentionable": bool(body.mentionable),
         "managed": False,
+        "unicode_emoji": body.unicode_emoji,
     }
     guild["roles"][role["id"]] = role
     return 200, role_json(role)
+
+
+def _require_role_icons(guild: Guild, body: RoleBody) -> None:
+    # Role icons are a boost-level feature: without it the platform asks for more boosts.
+    if body.unicode_emoji and "ROLE_ICONS" not in guild.get("features", []):
+        raise error(400, 50101, "This server needs more boosts to perform this action")
 
 
 def _require_editable(state: SandboxState, guild: Guild, role: dict[str, Any]) -> None:
@@ -73,7 +114,10 @@ def modify_role(state: SandboxState, call: Call) -> tuple[int, Any]:
     role = guild_role(guild, call.params["role_id"])
     body = parse(call, RoleBody)
     _require_editable(state, guild, role)
-    changes = body.model_dump(exclude_none=True)  # null leaves a field as it is
+    _require_role_icons(guild, body)
+    changes = body.model_dump(exclude_none=True)  # null leaves a field as it is, but for the emoji: it removes it
+    if "unicode_emoji" in body.model_fields_set and body.unicode_emoji is None:
+        changes["unicode_emoji"] = None
     if "permissions" in changes:
         require_grantable(bot_permissions, changes["permissions"] & ~int(role["permissions"]))  # the bits added
         changes["permissions"] = str(changes["permissions"])

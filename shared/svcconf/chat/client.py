@@ -263,6 +263,12 @@ class ChatClient:
         params = {"with_counts": "true"} if with_counts else None
         return Guild.model_validate(self._json(route, self._bot_auth(), params=params))
 
+    def modify_guild(self, guild_id: str, payload: Mapping[str, Any], reason: str | None = None) -> Guild:
+        """Change the guild's settings (fields left out stay as they are). Needs MANAGE_GUILD: otherwise
+        `MissingPermissions`; an AFK channel that is not voice, or a system channel not text: `ChatInvalidRequest`."""
+        route = Route("PATCH", "/guilds/{guild_id}", guild_id=guild_id)
+        return Guild.model_validate(self._json(route, self._bot_auth(), json_body=dict(payload), reason=reason))
+
     def get_guild_member(self, guild_id: str, user_id: str) -> GuildMember:
         """A member of the guild; not a member: `UnknownMember`; the bot not in the guild: `UnknownGuild`."""
         route = Route("GET", "/guilds/{guild_id}/members/{user_id}", guild_id=guild_id, user_id=user_id)

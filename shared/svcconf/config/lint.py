@@ -8,12 +8,13 @@ Who can view a channel follows the platform's effective-permission order (docs/0
 assumptions:
 - a channel's overwrites are its category's, with the channel's own replacing them role by role (the deploy sends
   them that way), so a channel's @everyone overwrite drops its category's @everyone overwrite entirely;
-- @everyone's server-wide permissions include VIEW_CHANNEL (the platform's default; a configuration cannot set them);
+- @everyone's server-wide permissions are `everyone_permissions`, or include VIEW_CHANNEL (the platform's default)
+  when the configuration leaves them out;
 - a role's base is @everyone's plus its own permissions, and a role with ADMINISTRATOR sees every channel;
 - then the @everyone overwrite applies (deny, then allow), then the role's own overwrite (deny, then allow);
 - the server owner (who sees everything) and member overwrites are outside the configuration and not modelled.
-So a channel is visible when @everyone can view it, when any role has ADMINISTRATOR, or when any role's overwrite
-allows VIEW_CHANNEL; a role's own VIEW_CHANNEL cannot undo an @everyone deny.
+So a channel is visible when @everyone can view it, when any role has ADMINISTRATOR, or when any role can view it
+by its base or its overwrite; a role's own VIEW_CHANNEL cannot undo an @everyone overwrite's deny.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from svcconf.config.permissions import ADMINISTRATOR
-from svcconf.config.schema import EVERYONE, Category, Channel, Overwrite, ServerConfig
+from svcconf.config.permissions import ADMINISTRATOR, CHANNEL_TYPES
+from svcconf.config.schema import EVERYONE, Category, Channel, Overwrite, ServerConfig, platform_channel_name
 from svcconf.errors import field_path
 
 # What no member should hold just for being on the server (ADMINISTRATOR grants all of them).
@@ -86,6 +87,28 @@ def _describe(channel: Channel, category: Category | None) -> str:
 
 def _everyone_overwrite(overwrites: list[Overwrite]) -> tuple[int, Overwrite] | None:
     return next(((index, o) for index, o in enumerate(overwrites) if o.role == EVERYONE), None)
+
+
+def _merged_overwrites(channel: Channel, category: Category | None) -> dict[str, Overwrite]:
+    """A channel's overwrites as the deploy sends them: its category's, its own replacing them role by role."""
+    overwrites = {o.role: o for o in category.overwrites} if category else {}
+    overwrites.update((o.role, o) for o in channel.overwrites)
+    return overwrites
+
+
+def _views(base: bool, *overwrites: Overwrite | None) -> bool:
+    """VIEW_CHANNEL after the base, then each overwrite in order (deny, then allow)."""
+    for overwrite in overwrites:
+        if overwrite is not None and VIEW_CHANNEL in overwrite.deny:
+            base = False
+        if overwrite is not None and VIEW_CHANNEL in overwrite.allow:
+            base = True
+    return base
+
+
+def _everyone_base_views(config: ServerConfig) -> bool:
+    granted = config.everyone_permissions
+    return granted is None or VIEW_CHANNEL in granted or ADMINISTRATOR in granted
 
 
 def _listing(names: Sequence[str]) -> str:
@@ -181,16 +204,66 @@ def _category_view_dropped(config: ServerConfig) -> Iterator[Finding]:
 def _channel_nobody_can_view(config: ServerConfig) -> Iterator[Finding]:
     if any(ADMINISTRATOR in role.permissions for role in config.roles):
         return  # administrators see every channel
+    everyone_base = _everyone_base_views(config)
     for loc, channel, category in _channels(config):
-        overwrites = {o.role: o for o in category.overwrites} if category else {}
-        overwrites.update((o.role, o) for o in channel.overwrites)
-        everyone = overwrites.pop(EVERYONE, None)
-        everyone_views = everyone is None or VIEW_CHANNEL not in everyone.deny
-        if not everyone_views and not any(VIEW_CHANNEL in o.allow for o in overwrites.values()):
+        overwrites = _merged_overwrites(channel, category)
+        everyone = overwrites.get(EVERYONE)
+        viewers = _views(everyone_base, everyone) or any(
+            _views(everyone_base or VIEW_CHANNEL in role.permissions, everyone, overwrites.get(role.name))
+            for role in config.roles
+        )
+        if not viewers:
             yield (
                 field_path((*loc, "overwrites")),
-                f"No one but the server owner can see {_describe(channel, category)}: @everyone is denied "
-                "VIEW_CHANNEL and no role is allowed it; allow VIEW_CHANNEL to a role in its overwrites.",
+                f"No one but the server owner can see {_describe(channel, category)}: @everyone cannot view it "
+                "and no role is allowed VIEW_CHANNEL; allow VIEW_CHANNEL to a role in its overwrites.",
+            )
+
+
+def _everyone_permissions_dangerous(config: ServerConfig) -> Iterator[Finding]:
+    granted = config.everyone_permissions or []
+    dangerous = [name for name in DANGEROUS_PERMISSIONS if name in granted]
+    if dangerous:
+        yield (
+            "everyone_permissions",
+            f"@everyone's server-wide permissions include {_listing(dangerous)}, so every member holds "
+            f"{_them(dangerous)}: remove {_them(dangerous)} from everyone_permissions and grant a staff role instead.",
+        )
+
+
+def _system_channel_hidden(config: ServerConfig) -> Iterator[Finding]:
+    name = config.settings.system_channel if config.settings else None
+    if name is None:
+        return
+    text = CHANNEL_TYPES["text"]
+    for _, channel, category in _channels(config):
+        if channel.type == "text" and platform_channel_name(channel.name, text) == platform_channel_name(name, text):
+            if not _views(_everyone_base_views(config), _merged_overwrites(channel, category).get(EVERYONE)):
+                yield (
+                    "settings.system_channel",
+                    f"The system channel, {_describe(channel, category)}, is hidden from @everyone, so new members "
+                    "never see its welcome messages: choose a channel everyone can view, or allow @everyone "
+                    "VIEW_CHANNEL on it.",
+                )
+            return
+
+
+def _forum_tags_unusable(config: ServerConfig) -> Iterator[Finding]:
+    for loc, channel, category in _channels(config):
+        if not channel.require_tag:
+            continue
+        forum = f"Forum '{channel.name}'" + (f" in category '{category.name}'" if category else "")
+        if not channel.tags:
+            yield (
+                field_path((*loc, "require_tag")),
+                f"{forum} requires a tag on every post but has no tags, so no one can post: add tags or set "
+                "require_tag to false.",
+            )
+        elif all(tag.moderated for tag in channel.tags):
+            yield (
+                field_path((*loc, "tags")),
+                f"{forum} requires a tag on every post but all its tags are moderated, so only members who can "
+                "manage threads can post: make at least one tag unmoderated.",
             )
 
 
@@ -234,6 +307,21 @@ LINT_RULES: tuple[LintRule, ...] = (
         "channel-nobody-can-view",
         "A channel that neither @everyone nor any role of the configuration can view.",
         _channel_nobody_can_view,
+    ),
+    LintRule(
+        "everyone-permissions-dangerous",
+        "everyone_permissions grant one of those permissions to every member.",
+        _everyone_permissions_dangerous,
+    ),
+    LintRule(
+        "system-channel-hidden",
+        "The system channel (welcome messages) is one that @everyone cannot view.",
+        _system_channel_hidden,
+    ),
+    LintRule(
+        "forum-tags-unusable",
+        "A forum requires a tag on every post but has no tag, or only moderated ones.",
+        _forum_tags_unusable,
     ),
     LintRule(
         "administrator-redundant-permissions",

@@ -27,18 +27,25 @@ from svcconf.chat import (
     UnknownGuild,
     UnknownRole,
 )
-from svcconf.deploy.plan import (
+from svcconf.deploy.steps import (
     ROLE_OVERWRITE,
     ChannelStep,
     DeleteStep,
     DeploymentPlan,
+    GuildStep,
     PlanItem,
     ReorderRoles,
     RoleStep,
     Step,
 )
 
-KIND_GROUPS = {"role": "roles", "category": "categories", "channel": "channels", "overwrite": "overwrites"}
+KIND_GROUPS = {
+    "role": "roles",
+    "category": "categories",
+    "channel": "channels",
+    "overwrite": "overwrites",
+    "settings": "settings",
+}
 
 
 class ItemError(BaseModel):
@@ -130,6 +137,8 @@ class PlanApplier:
                 self._role(step, outcome)
             elif isinstance(step, ChannelStep):
                 self._channel(step, outcome)
+            elif isinstance(step, GuildStep):
+                self._settings(step, outcome)
             elif isinstance(step, ReorderRoles):
                 self._reorder(step)
             else:
@@ -179,6 +188,8 @@ class PlanApplier:
             outcome.created[step.key] = channel.id
             outcome.count(item.kind, "created")
             outcome.count("overwrite", "created", len(applied))
+            if step.after_create:  # recorded as created first: a refusal here leaves it to the rollback all the same
+                self.client.modify_channel(channel.id, step.after_create, reason=self.audit_reason)
             return
         assert step.channel_id is not None
         if step.overwrites:
@@ -193,6 +204,23 @@ class PlanApplier:
             outcome.updated[step.key] = UpdatedObject(id=step.channel_id, kind=item.kind, previous={})
         for overwrite in applied:
             outcome.count("overwrite", "created" if overwrite.action == "create" else "updated")
+
+    def _settings(self, step: GuildStep, outcome: StepOutcome) -> None:
+        item = self.items.get(step.key)
+        body = dict(step.payload)
+        for field, channel_key in step.channels.items():
+            if channel_key in self.ids:
+                body[field] = self.ids[channel_key]
+            elif item is not None:
+                outcome.errors.append(
+                    ItemError(kind="settings", name=item.name, message=f"{field}: its channel could not be created")
+                )
+                outcome.count("settings", "failed")
+        if not body:
+            return
+        self.client.modify_guild(self.guild_id, body, reason=self.audit_reason)
+        outcome.updated[step.key] = UpdatedObject(id=self.guild_id, kind="settings", previous=step.previous)
+        outcome.count("settings", "updated")
 
     def _resolve_overwrites(self, step: ChannelStep) -> tuple[list[dict[str, Any]], list[PlanItem]]:
         resolved, unresolved = [], []

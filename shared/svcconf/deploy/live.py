@@ -1,4 +1,4 @@
-"""The live guild as a deploy sees it: its roles and channels, and what the bot may do there.
+"""The live guild as a deploy sees it: its settings, roles and channels, and what the bot may do there.
 
 Read with three bot calls (the guild with its roles, its channels, the bot's membership); everything else
 about the guild is derived here, without I/O, so the plan and the preflight stay pure.
@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from svcconf.chat import Channel, Role
 from svcconf.config import ALL_PERMISSIONS, CHANNEL_TYPES, PERMISSION_BITS
 from svcconf.config.schema import platform_channel_name
+from svcconf.deploy.attributes import GuildSettings
 
 if TYPE_CHECKING:
     from svcconf.chat import ChatClient
@@ -32,6 +33,7 @@ class LiveGuild(BaseModel):
     id: str
     name: str
     features: list[str]
+    settings: GuildSettings = GuildSettings()
     roles: list[Role]
     channels: list[Channel]
     bot_role_ids: list[str]
@@ -66,6 +68,9 @@ class LiveGuild(BaseModel):
     def categories(self) -> list[Channel]:
         return [channel for channel in self.channels if channel.is_category]
 
+    def channel(self, channel_id: str | None) -> Channel | None:
+        return next((channel for channel in self.channels if channel.id == channel_id), None)
+
     def children_of(self, category_id: str | None) -> list[Channel]:
         return [c for c in self.channels if not c.is_category and c.parent_id == category_id]
 
@@ -81,6 +86,7 @@ def read_live_guild(client: ChatClient, guild_id: str, bot_role_ids: list[str] |
         id=guild.id,
         name=guild.name,
         features=guild.features,
+        settings=GuildSettings.of(guild),
         roles=guild.roles,
         channels=channels,
         bot_role_ids=bot_role_ids,

@@ -6,9 +6,11 @@ and category (text-like names as the platform stores them). A missing object is 
 attributes differ from the ones the configuration gives is updated; everything else is left alone, so a second
 deploy of the same configuration plans no write at all.
 
-Steps come in the order the platform needs: roles (with explicit permissions: a role created without them
-copies @everyone's), categories with their overwrites, channels with their parent and overwrites in the create
-body (no request per overwrite), then one bulk role reorder if the configured roles' relative order differs.
+Steps come in the order the platform needs: @everyone's permissions, roles (with explicit permissions: a role
+created without them copies @everyone's), categories with their overwrites, channels with their parent and
+overwrites in the create body (no request per overwrite), the guild's settings in one request (after the
+channels, so the AFK and system channels it names exist), then one bulk role reorder if the configured roles'
+relative order differs.
 A channel's overwrites are its category's with the channel's own replacing them per role, so a channel in a
 private category is private from its first moment whatever the platform copies.
 """
@@ -16,9 +18,7 @@ private category is private from its first moment whatever the platform copies.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Annotated, Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any, Literal
 
 from svcconf.chat import Channel as LiveChannel
 from svcconf.chat import Role as LiveRole
@@ -26,117 +26,44 @@ from svcconf.config import CHANNEL_TYPES, EVERYONE, Category, ServerConfig, from
 from svcconf.config import Channel as ConfigChannel
 from svcconf.config import Overwrite as ConfigOverwrite
 from svcconf.config import Role as ConfigRole
+from svcconf.deploy.attributes import (
+    CHANNEL_SETTINGS,
+    SETTING_FIELDS,
+    channel_after_create,
+    channel_create_attributes,
+    channel_stated_attributes,
+    everyone_stated_attributes,
+    live_channel_attributes,
+    live_role_attributes,
+    role_create_attributes,
+    role_stated_attributes,
+    stated_settings,
+    with_tag_ids,
+)
 from svcconf.deploy.live import LiveGuild, platform_channel_name
+from svcconf.deploy.steps import (
+    EVERYONE_KEY,
+    ROLE_OVERWRITE,
+    SETTINGS_KEY,
+    Action,
+    Change,
+    ChannelStep,
+    DeleteStep,
+    DeploymentPlan,
+    GuildStep,
+    OverwriteSpec,
+    PlanItem,
+    ReorderRoles,
+    RolePosition,
+    RoleStep,
+    category_key,
+    channel_key,
+    role_key,
+)
 from svcconf.errors import BadRequest, FieldError
 
-Kind = Literal["role", "category", "channel", "overwrite"]
-Action = Literal["create", "update", "keep", "delete"]
-EVERYONE_KEY = "@everyone"
-ROLE_OVERWRITE = 0  # overwrite type: 0 role, 1 member
-
-
-def role_key(name: str) -> str:
-    return f"role:{name.casefold()}"
-
-
-def category_key(name: str) -> str:
-    return f"category:{name.casefold()}"
-
-
-def channel_key(category: str | None, channel_type: int, platform_name: str) -> str:
-    return f"channel:{category or '-'}:{channel_type}:{platform_name.casefold()}"
-
-
-# ---------------------------------------------------------------- what the plan says
-
-
-class Change(BaseModel):
-    field: str
-    old: Any
-    new: Any
-
-
-class PlanItem(BaseModel):
-    """One object of the configuration and what the deploy does with it."""
-
-    kind: Kind
-    name: str
-    action: Action
-    changes: list[Change] = Field(default_factory=list)
-    field: str = Field(description="The object's path in the configuration.")
-    key: str = Field(exclude=True)
-    owner: str | None = Field(None, exclude=True)  # an overwrite's channel or category key
-
-
-class OverwriteSpec(BaseModel):
-    """A desired overwrite; its target (a role key or @everyone) becomes an id when the step is applied."""
-
-    target: str
-    allow: int
-    deny: int
-    field: str
-
-
-class RoleStep(BaseModel):
-    op: Literal["create_role", "update_role"]
-    key: str
-    name: str
-    field: str
-    role_id: str | None = None
-    payload: dict[str, Any]
-    previous: dict[str, Any] = Field(default_factory=dict)
-
-
-class ChannelStep(BaseModel):
-    op: Literal["create_channel", "update_channel"]
-    kind: Literal["category", "channel"]
-    key: str
-    name: str
-    field: str
-    channel_id: str | None = None
-    parent: str | None = None  # the category's key (create)
-    payload: dict[str, Any]
-    overwrites: list[OverwriteSpec] = Field(default_factory=list)  # create: all; update: those that change
-    base_overwrites: list[dict[str, Any]] = Field(default_factory=list)  # update: the live list they merge into
-    previous: dict[str, Any] = Field(default_factory=dict)
-    overwrite_keys: list[str] = Field(default_factory=list)  # the overwrite items this step creates or updates
-
-
-class RolePosition(BaseModel):
-    ref: str  # a configured role's key, or a live role's id
-    position: int
-
-
-class ReorderRoles(BaseModel):
-    op: Literal["reorder_roles"] = "reorder_roles"
-    key: str = "reorder:roles"
-    name: str = "role order"
-    field: str = "roles"
-    positions: list[RolePosition]
-
-
-class DeleteStep(BaseModel):
-    """A rollback removes what its deployment created."""
-
-    op: Literal["delete_role", "delete_channel"]
-    kind: Kind
-    key: str
-    name: str
-    field: str = ""
-    object_id: str
-
-
-Step = Annotated[RoleStep | ChannelStep | ReorderRoles | DeleteStep, Field(discriminator="op")]
-
-
-class DeploymentPlan(BaseModel):
-    items: list[PlanItem]
-    steps: list[Step]
-    ids: dict[str, str] = Field(description="Key of each matched object -> its live id.")
-
-    def writes(self) -> int:
-        return len(self.steps)
-
+# What the planners' callers use; the plan's data lives in svcconf.deploy.steps.
+__all__ = ["DeploymentPlan", "PlanItem", "plan_deployment", "reorder_within_slots"]
 
 # ---------------------------------------------------------------- matching
 
@@ -187,12 +114,13 @@ class _Planner:
         self.live = live
         self.config = config
         self.items: list[PlanItem] = []
-        self.steps: list[RoleStep | ChannelStep | ReorderRoles | DeleteStep] = []
+        self.steps: list[RoleStep | ChannelStep | GuildStep | ReorderRoles | DeleteStep] = []
         self.ids: dict[str, str] = {EVERYONE_KEY: live.everyone.id}
         self.role_names = {role_key(role.name): role.name for role in config.roles}
         self.created_roles: list[str] = []  # keys, in creation order
 
     def plan(self) -> DeploymentPlan:
+        self._everyone()
         for index, role in enumerate(self.config.roles):
             self._role(index, role)
         for index, category in enumerate(self.config.categories):
@@ -203,6 +131,7 @@ class _Planner:
                 self._channel(f"categories[{index}].channels[{n}]", channel, category, parent)
         for n, channel in enumerate(self.config.channels):
             self._channel(f"channels[{n}]", channel, None, None)
+        self._settings()  # after the channels: the AFK and system channels may be new
         reorder = self._reorder()
         if reorder is not None:
             self.steps.append(reorder)
@@ -214,27 +143,34 @@ class _Planner:
         key, field = role_key(role.name), f"roles[{index}]"
         live_roles = [r for r in self.live.roles if not r.is_everyone(self.live.id)]
         found = _by_name(live_roles, role.name)
-        desired = _role_attributes(role)
         if found is None:
-            payload = {"name": role.name, **desired}
+            payload = {"name": role.name, **role_create_attributes(role)}
             self.items.append(PlanItem(kind="role", name=role.name, action="create", field=field, key=key))
             self.steps.append(RoleStep(op="create_role", key=key, name=role.name, field=field, payload=payload))
             self.created_roles.append(key)
             return
         self.ids[key] = found.id
-        current = _live_role_attributes(found)
+        self._role_update(key, role.name, field, found, role_stated_attributes(role))
+
+    def _everyone(self) -> None:
+        """`everyone_permissions`: the @everyone role (its id is the guild's) updated like any role."""
+        wanted = everyone_stated_attributes(self.config.everyone_permissions)
+        if wanted:
+            self._role_update(role_key(EVERYONE), EVERYONE, "everyone_permissions", self.live.everyone, wanted)
+
+    def _role_update(self, key: str, name: str, field: str, found: LiveRole, wanted: dict[str, Any]) -> None:
         # Only what the configuration states is compared, so an omitted attribute never resets a live one.
-        wanted = {name: value for name, value in desired.items() if name in role.model_fields_set}
+        current = live_role_attributes(found)
         changes = [Change(field=n, old=current[n], new=v) for n, v in wanted.items() if current[n] != v]
+        action: Action = "update" if changes else "keep"
+        self.items.append(PlanItem(kind="role", name=name, action=action, changes=changes, field=field, key=key))
         if not changes:
-            self.items.append(PlanItem(kind="role", name=role.name, action="keep", field=field, key=key))
             return
-        self.items.append(PlanItem(kind="role", name=role.name, action="update", changes=changes, field=field, key=key))
         self.steps.append(
             RoleStep(
                 op="update_role",
                 key=key,
-                name=role.name,
+                name=name,
                 field=field,
                 role_id=found.id,
                 payload={change.field: change.new for change in changes},
@@ -257,7 +193,7 @@ class _Planner:
         key, field = category_key(category.name), f"categories[{index}]"
         found = _by_name(self.live.categories, category.name)
         desired = self._overwrites(_declared(category.overwrites, f"{field}.overwrites"))
-        self._channel_like("category", key, field, category.name, found, {}, {}, desired, parent=None)
+        self._channel_like("category", key, field, category.name, found, {}, None, desired, parent=None)
 
     def _channel(self, field: str, channel: ConfigChannel, category: Category | None, parent_id: str | None) -> None:
         channel_type = CHANNEL_TYPES[channel.type]
@@ -270,10 +206,9 @@ class _Planner:
         category_field = field.rsplit(".channels", 1)[0]
         inherited = _declared(category.overwrites, f"{category_field}.overwrites") if category else {}
         desired = self._overwrites(inherited | _declared(channel.overwrites, f"{field}.overwrites"))
-        create = {"name": channel.name, "type": channel_type, **_channel_create_attributes(channel)}
-        wanted = _channel_stated_attributes(channel)
+        create = {"name": channel.name, "type": channel_type, **channel_create_attributes(channel)}
         label = f"{category.name} / {channel.name}" if category else channel.name
-        self._channel_like("channel", key, field, label, found, create, wanted, desired, parent)
+        self._channel_like("channel", key, field, label, found, create, channel, desired, parent)
 
     def _channel_like(
         self,
@@ -283,7 +218,7 @@ class _Planner:
         label: str,
         found: LiveChannel | None,
         create: dict[str, Any],
-        wanted: dict[str, Any],
+        channel: ConfigChannel | None,
         desired: dict[str, OverwriteSpec],
         parent: str | None,
     ) -> None:
@@ -300,13 +235,15 @@ class _Planner:
                     field=field,
                     parent=parent,
                     payload=payload,
+                    after_create=channel_after_create(channel) if channel else {},
                     overwrites=list(desired.values()),
                     overwrite_keys=overwrite_keys,
                 )
             )
             return
         self.ids[key] = found.id
-        current = _live_channel_attributes(found)
+        current = live_channel_attributes(found)
+        wanted = channel_stated_attributes(channel, found.flags) if channel else {}
         changes = [Change(field=n, old=current.get(n), new=v) for n, v in wanted.items() if current.get(n) != v]
         action: Action = "update" if changes else "keep"
         self.items.append(PlanItem(kind=kind, name=label, action=action, changes=changes, field=field, key=key))
@@ -321,13 +258,62 @@ class _Planner:
                 name=label,
                 field=field,
                 channel_id=found.id,
-                payload={change.field: change.new for change in changes},
+                payload=with_tag_ids({change.field: change.new for change in changes}, found),
                 previous={change.field: change.old for change in changes},
                 overwrites=changed_overwrites,
                 base_overwrites=[overwrite.model_dump() for overwrite in found.permission_overwrites],
                 overwrite_keys=overwrite_keys,
             )
         )
+
+    # -- the guild's settings ---------------------------------------------------------------------------------
+
+    def _settings(self) -> None:
+        """One item, its changes field by field in the configuration's names; one PATCH when any differ."""
+        stated = stated_settings(self.config.settings)
+        if not stated:
+            return
+        live = self.live.settings
+        changes, payload, channels, previous = [], {}, {}, {}
+        for name, value in stated.items():
+            if name in CHANNEL_SETTINGS:
+                platform, kind = CHANNEL_SETTINGS[name]
+                channel_key = self._configured_channel_key(value, kind)
+                current_id = getattr(live, platform)
+                if current_id is not None and self.ids.get(channel_key) == current_id:
+                    continue
+                current = self.live.channel(current_id)
+                changes.append(Change(field=name, old=current.name if current else None, new=value))
+                channels[platform], previous[platform] = channel_key, current_id
+                continue
+            setting = SETTING_FIELDS[name]
+            wanted, current_value = setting.to_platform(value), getattr(live, setting.platform)
+            if wanted != current_value:
+                changes.append(Change(field=name, old=setting.to_config(current_value), new=value))
+                payload[setting.platform], previous[setting.platform] = wanted, current_value
+        action: Action = "update" if changes else "keep"
+        self.items.append(
+            PlanItem(
+                kind="settings",
+                name="server settings",
+                action=action,
+                changes=changes,
+                field="settings",
+                key=SETTINGS_KEY,
+            )
+        )
+        if changes:
+            self.steps.append(GuildStep(payload=payload, channels=channels, previous=previous))
+
+    def _configured_channel_key(self, name: str, kind: str) -> str:
+        """The key of the configuration's channel of that name and type (the schema makes it exactly one)."""
+        channel_type = CHANNEL_TYPES[kind]
+        wanted = platform_channel_name(name, channel_type)
+        places = [(c, ch) for c in self.config.categories for ch in c.channels]
+        for category, channel in [*places, *((None, ch) for ch in self.config.channels)]:
+            if channel.type == kind and platform_channel_name(channel.name, channel_type) == wanted:
+                return _config_channel_key(category, channel)
+        raise ValueError(f"no {kind} channel named {name!r}")  # the schema refuses such a configuration
 
     def _overwrites(self, declared: dict[str, tuple[ConfigOverwrite, str]]) -> dict[str, OverwriteSpec]:
         specs = {}
@@ -372,60 +358,7 @@ class _Planner:
         return key
 
 
-# ---------------------------------------------------------------- attributes, both sides
-
-
-def _role_attributes(role: ConfigRole) -> dict[str, Any]:
-    return {
-        "permissions": to_bitfield(role.permissions),
-        "color": role.color,
-        "hoist": role.hoist,
-        "mentionable": role.mentionable,
-    }
-
-
-def _live_role_attributes(role: LiveRole) -> dict[str, Any]:
-    return {
-        "permissions": str(int(role.permissions)),
-        "color": role.color,
-        "hoist": role.hoist,
-        "mentionable": role.mentionable,
-    }
-
-
-# configuration field -> the platform's
-_CHANNEL_FIELDS = {
-    "topic": "topic",
-    "nsfw": "nsfw",
-    "slowmode_seconds": "rate_limit_per_user",
-    "user_limit": "user_limit",
-}
-
-
-def _channel_create_attributes(channel: ConfigChannel) -> dict[str, Any]:
-    values = {platform: getattr(channel, name) for name, platform in _CHANNEL_FIELDS.items()}
-    return {name: value for name, value in values.items() if value not in (None, False, "")}
-
-
-def _channel_stated_attributes(channel: ConfigChannel) -> dict[str, Any]:
-    """The attributes the configuration states: an omitted (or null) one never resets a live one."""
-    stated = {
-        platform: getattr(channel, name)
-        for name, platform in _CHANNEL_FIELDS.items()
-        if name in channel.model_fields_set and getattr(channel, name) is not None
-    }
-    if "topic" in stated:
-        stated["topic"] = stated["topic"] or None  # the platform does not tell an empty topic from none
-    return stated
-
-
-def _live_channel_attributes(channel: LiveChannel) -> dict[str, Any]:
-    return {
-        "topic": channel.topic or None,
-        "nsfw": channel.nsfw,
-        "rate_limit_per_user": channel.rate_limit_per_user,
-        "user_limit": channel.user_limit,
-    }
+# ---------------------------------------------------------------- helpers
 
 
 def _declared(overwrites: list[ConfigOverwrite], field: str) -> dict[str, tuple[ConfigOverwrite, str]]:

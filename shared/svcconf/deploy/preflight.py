@@ -2,7 +2,8 @@
 
 Pure: the live guild and the plan in, one problem per refusal out, each naming the configuration path it
 comes from. The platform refuses a bot that grants a permission it lacks, that edits a role at or above its
-own highest role, that passes its caps, or that creates a channel type the guild's features do not allow.
+own highest role, that passes its caps, that creates a channel type the guild's features do not allow, that
+changes settings without MANAGE_GUILD, or that sets what needs a feature the guild lacks (ROLE_ICONS, COMMUNITY).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from svcconf.config import (
+    CHANNEL_TYPES,
     MAX_CHANNELS,
     MAX_CHANNELS_PER_CATEGORY,
     MAX_OVERWRITES,
@@ -18,12 +20,15 @@ from svcconf.config import (
     PERMISSION_BITS,
     from_bitfield,
 )
+from svcconf.config.vocabulary import COMMUNITY, ROLE_ICONS
 from svcconf.deploy.live import ADMINISTRATOR, LiveGuild
-from svcconf.deploy.plan import ChannelStep, DeploymentPlan, ReorderRoles, RoleStep, Step
+from svcconf.deploy.steps import ChannelStep, DeploymentPlan, GuildStep, ReorderRoles, RoleStep, Step
 from svcconf.errors import FieldError
 
 MANAGE_ROLES = 1 << PERMISSION_BITS["MANAGE_ROLES"]
 MANAGE_CHANNELS = 1 << PERMISSION_BITS["MANAGE_CHANNELS"]
+MANAGE_GUILD = 1 << PERMISSION_BITS["MANAGE_GUILD"]
+VOICE = CHANNEL_TYPES["voice"]
 # Channel types (the platform's numbers) that need a guild feature.
 FEATURE_OF_TYPE = {5: ("NEWS", "announcement"), 13: ("COMMUNITY", "stage")}
 
@@ -41,7 +46,10 @@ def _role_problems(live: LiveGuild, plan: DeploymentPlan) -> Iterator[FieldError
     for step in plan.steps:
         if not isinstance(step, RoleStep):
             continue
-        if step.role_id is not None and not live.bot_can_edit(roles[step.role_id]):
+        if step.payload.get("unicode_emoji") and ROLE_ICONS not in live.features:
+            yield _problem(f"{step.field}.emoji", f"role emoji need the server feature {ROLE_ICONS}")
+        everyone = step.role_id == live.id  # any bot with MANAGE_ROLES may edit @everyone
+        if step.role_id is not None and not everyone and not live.bot_can_edit(roles[step.role_id]):
             yield _problem(
                 step.field,
                 f"role '{step.name}' is at or above the bot's highest role ('{live.bot_top_role_name}') or managed by"
@@ -52,7 +60,8 @@ def _role_problems(live: LiveGuild, plan: DeploymentPlan) -> Iterator[FieldError
         old = int(step.previous.get("permissions", 0))
         missing = _missing(live, new & ~old)  # a role may keep permissions the bot lacks; it may not gain them
         if missing:
-            yield _problem(f"{step.field}.permissions", f"grants {', '.join(missing)}, which the bot does not hold")
+            field = step.field if everyone else f"{step.field}.permissions"
+            yield _problem(field, f"grants {', '.join(missing)}, which the bot does not hold")
 
 
 def _overwrite_problems(live: LiveGuild, plan: DeploymentPlan) -> Iterator[FieldError]:
@@ -85,6 +94,19 @@ def _type_problems(live: LiveGuild, plan: DeploymentPlan) -> Iterator[FieldError
             feature, name = FEATURE_OF_TYPE.get(step.payload.get("type", -1), (None, ""))
             if feature and feature not in live.features:
                 yield _problem(f"{step.field}.type", f"{name} channels need the server feature {feature}")
+
+
+def _settings_problems(live: LiveGuild, plan: DeploymentPlan) -> Iterator[FieldError]:
+    for step in plan.steps:
+        if not isinstance(step, GuildStep):
+            continue
+        if not live.bot_permissions & MANAGE_GUILD:
+            yield _problem(step.field, "the bot needs MANAGE_GUILD in this server to change its settings")
+        if step.payload.get("description") and COMMUNITY not in live.features:
+            yield _problem(f"{step.field}.description", f"a server description needs the server feature {COMMUNITY}")
+        afk = live.channel(plan.ids.get(step.channels.get("afk_channel_id", "")))
+        if afk is not None and afk.type != VOICE:
+            yield _problem(f"{step.field}.afk_channel", f"names channel '{afk.name}', which is not a voice channel")
 
 
 def _cap_problems(live: LiveGuild, plan: DeploymentPlan) -> Iterator[FieldError]:
@@ -138,4 +160,5 @@ def preflight_problems(live: LiveGuild, plan: DeploymentPlan) -> list[FieldError
         *_role_problems(live, plan),
         *_overwrite_problems(live, plan),
         *_type_problems(live, plan),
+        *_settings_problems(live, plan),
     ]

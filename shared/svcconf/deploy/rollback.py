@@ -1,9 +1,10 @@
 """Undoing a deployment: the guild's snapshot taken before its first write, and the plan that returns to it.
 
 Pure like the deploy plan: the live guild, the snapshot and the deployment's journal (the ids it created, the
-objects it updated) in; the steps out: delete what the deployment created and is still there (channels, then
-categories, then roles), restore the attributes and overwrites of what it updated from the snapshot, and one
-bulk move when the surviving roles no longer stand in the snapshot's order.
+objects it updated) in; the steps out: the guild's settings first (so none names a channel about to go), then
+delete what the deployment created and is still there (channels, then categories, then roles), restore the
+attributes and overwrites of what it updated from the snapshot, and one bulk move when the surviving roles no
+longer stand in the snapshot's order.
 """
 
 from __future__ import annotations
@@ -14,32 +15,43 @@ from typing import Any
 from pydantic import BaseModel
 
 from svcconf.chat import Channel, Role
+from svcconf.deploy.attributes import GuildSettings, attributes_of_type, live_role_attributes, with_tag_ids
 from svcconf.deploy.live import LiveGuild
-from svcconf.deploy.plan import (
+from svcconf.deploy.plan import reorder_within_slots
+from svcconf.deploy.steps import (
+    SETTINGS_KEY,
     ChannelStep,
     DeleteStep,
     DeploymentPlan,
+    GuildStep,
     Kind,
     PlanItem,
     ReorderRoles,
     RoleStep,
     Step,
-    reorder_within_slots,
 )
 
 
 class GuildSnapshot(BaseModel):
-    """The guild's roles, categories, channels and overwrites at one moment, as the platform returned them."""
+    """The guild's settings, roles, categories, channels and overwrites at one moment, as the platform returned them."""
 
     guild_id: str
     guild_name: str
     taken_at: datetime
+    settings: GuildSettings | None = None  # None: a snapshot from before settings were recorded
     roles: list[Role]
     channels: list[Channel]
 
     @classmethod
     def of(cls, live: LiveGuild, taken_at: datetime) -> GuildSnapshot:
-        return cls(guild_id=live.id, guild_name=live.name, taken_at=taken_at, roles=live.roles, channels=live.channels)
+        return cls(
+            guild_id=live.id,
+            guild_name=live.name,
+            taken_at=taken_at,
+            settings=live.settings,
+            roles=live.roles,
+            channels=live.channels,
+        )
 
     def backup_data(self, deployment_id: str) -> dict[str, Any]:
         """The manageBackup store's form: roles, categories and channels in lists of their own."""
@@ -49,6 +61,7 @@ class GuildSnapshot(BaseModel):
             "deployment_id": deployment_id,
             "guild": {"id": self.guild_id, "name": self.guild_name},
             "taken_at": self.taken_at.isoformat(),
+            "settings": self.settings.model_dump() if self.settings else None,
             "roles": [role.model_dump(mode="json") for role in self.roles],
             "categories": [c.model_dump(mode="json") for c in self.channels if c.is_category],
             "channels": channels,
@@ -60,18 +73,14 @@ class GuildSnapshot(BaseModel):
             guild_id=data["guild"]["id"],
             guild_name=data["guild"]["name"],
             taken_at=data["taken_at"],
+            settings=data.get("settings"),
             roles=data["roles"],
             channels=[*data["categories"], *data["channels"]],
         )
 
 
 def role_state(role: Role) -> dict[str, Any]:
-    return {
-        "permissions": str(int(role.permissions)),
-        "color": role.color,
-        "hoist": role.hoist,
-        "mentionable": role.mentionable,
-    }
+    return live_role_attributes(role)
 
 
 def _overwrites(channel: Channel) -> list[dict[str, Any]]:
@@ -81,13 +90,7 @@ def _overwrites(channel: Channel) -> list[dict[str, Any]]:
 def channel_state(channel: Channel) -> dict[str, Any]:
     state: dict[str, Any] = {"permission_overwrites": _overwrites(channel)}
     if not channel.is_category:
-        state |= {
-            "topic": channel.topic or None,
-            "nsfw": channel.nsfw,
-            "rate_limit_per_user": channel.rate_limit_per_user,
-        }
-        if channel.user_limit is not None:
-            state["user_limit"] = channel.user_limit
+        state |= attributes_of_type(channel)
     return state
 
 
@@ -109,6 +112,8 @@ def plan_rollback(
     live_channels = {channel.id: channel for channel in live.channels}
     items: list[PlanItem] = []
     steps: list[Step] = []
+    if SETTINGS_KEY in updated and snapshot.settings is not None:
+        _restore_settings(items, steps, live.settings, snapshot.settings)
     deleted_roles: set[str] = set()
     for key, object_id in _in_deletion_order(created):
         if key.startswith("role:"):
@@ -163,7 +168,7 @@ def _restore_role(items: list[PlanItem], steps: list[Step], key: str, now: Role,
 
 def _restore_channel(items: list[PlanItem], steps: list[Step], key: str, now: Channel, before: Channel) -> None:
     kind: Kind = "category" if before.is_category else "channel"
-    payload = _differences(channel_state(now), channel_state(before))
+    payload = with_tag_ids(_differences(channel_state(now), channel_state(before)), now)
     name = before.name or before.id
     items.append(PlanItem(kind=kind, name=name, action="update" if payload else "keep", field="", key=key))
     if payload:
@@ -172,6 +177,15 @@ def _restore_channel(items: list[PlanItem], steps: list[Step], key: str, now: Ch
                 op="update_channel", kind=kind, key=key, name=name, field="", channel_id=now.id, payload=payload
             )
         )
+
+
+def _restore_settings(items: list[PlanItem], steps: list[Step], now: GuildSettings, before: GuildSettings) -> None:
+    payload = _differences(now.model_dump(), before.model_dump())
+    action = "update" if payload else "keep"
+    items.append(PlanItem(kind="settings", name="server settings", action=action, field="", key=SETTINGS_KEY))
+    if payload:
+        previous = {name: getattr(now, name) for name in payload}
+        steps.append(GuildStep(field="", payload=payload, previous=previous))
 
 
 def _restore_order(live: LiveGuild, snapshot: GuildSnapshot, deleted: set[str]) -> ReorderRoles | None:

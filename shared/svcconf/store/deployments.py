@@ -25,7 +25,7 @@ from svcconf.store.dynamo import is_conditional_check_failure, plain_integers, t
 DeploymentKind = Literal["deploy", "rollback"]
 DeploymentStatus = Literal["queued", "running", "waiting", "succeeded", "partial", "failed"]
 FINISHED: tuple[DeploymentStatus, ...] = ("succeeded", "partial", "failed")
-KIND_GROUPS = ("roles", "categories", "channels", "overwrites")
+KIND_GROUPS = ("roles", "categories", "channels", "overwrites", "settings")
 COUNTERS = ("planned", "created", "updated", "existing", "deleted", "failed")
 
 
@@ -53,6 +53,7 @@ class Steps(BaseModel):
     categories: KindCounts = Field(default_factory=KindCounts)
     channels: KindCounts = Field(default_factory=KindCounts)
     overwrites: KindCounts = Field(default_factory=KindCounts)
+    settings: KindCounts = Field(default_factory=KindCounts)  # the guild's own settings: one object
     errors: list[StepError] = Field(default_factory=list)
 
     def total(self, counter: str) -> int:

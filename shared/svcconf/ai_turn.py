@@ -9,7 +9,7 @@ field the schema gains is in the envelope without a change here.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -24,7 +24,8 @@ def _optional_fields(*models: type[BaseModel], skip: tuple[str, ...] = ()) -> di
     for model in models:
         for name, info in model.model_fields.items():
             if name not in fields and name not in skip:
-                kind: Any = info.annotation
+                # The field's type with its constraints and validators (a color's "#RRGGBB"), or null.
+                kind: Any = Annotated[info.annotation, *info.metadata] if info.metadata else info.annotation
                 fields[name] = (kind | None, Field(None, description=info.description))
     return fields
 

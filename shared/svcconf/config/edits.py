@@ -182,7 +182,7 @@ def _add(data: dict[str, Any], edit: Edit) -> list[Change]:
         holder, loc = _channel_list(data, edit.cat)
         if loc != ("channels",) and len(holder) >= MAX_CHANNELS_PER_CATEGORY:
             raise _Refused(f"category '{edit.cat}' already holds {MAX_CHANNELS_PER_CATEGORY} channels")
-    if edit.kind != "role" and ServerConfig.model_construct(**data).channel_count() >= MAX_CHANNELS:
+    if edit.kind != "role" and _channel_count(data) >= MAX_CHANNELS:
         raise _Refused(f"the configuration already has {MAX_CHANNELS} channels (categories included)")
     item = _validated(_MODELS[edit.kind], fields)
     if _position(holder, item["name"], edit.kind) is not None:
@@ -304,6 +304,11 @@ def _find(data: dict[str, Any], edit: Edit) -> tuple[list[dict[str, Any]], tuple
 def _missing(kind: str, name: str, category: str | None) -> str:
     where = f" in category '{category}'" if category else (" outside the categories" if kind == "channel" else "")
     return f"no {kind} named '{name}'{where}"
+
+
+def _channel_count(data: dict[str, Any]) -> int:
+    """As the platform counts against its limit: categories included (ServerConfig.channel_count's rule)."""
+    return len(data["categories"]) + sum(len(c["channels"]) for c in data["categories"]) + len(data["channels"])
 
 
 def _insert_at(holder: list[Any], at: int | None) -> int:

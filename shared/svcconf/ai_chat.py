@@ -30,7 +30,7 @@ from svcconf.ai_turn import ChatTurn, build_of, edits_of, salvage
 from svcconf.config import LintWarning, ServerConfig, lint_config
 from svcconf.config.compact import expand
 from svcconf.config.edits import Change, EditsRejected, apply_edits, apply_prefix
-from svcconf.errors import BadRequest
+from svcconf.errors import BadRequest, FieldError
 from svcconf.observability import logger, metrics
 from svcconf.templates import TemplateSummary, suggest_templates
 
@@ -158,6 +158,8 @@ def _applied(
         elif turn.edits and previous is not None:
             result = apply_edits(previous, edits_of(turn.edits))
             config, changes = result.config, result.changes
+        elif turn.edits:
+            raise EditsRejected([FieldError(field="edits", message="there is no configuration yet: write a build")])
         else:
             config, changes = previous, []
     except EditsRejected as exc:

@@ -17,7 +17,7 @@ from local.ai_model import Step
 from local.samples import large_community
 from local.template import load_template
 from svcconf import budget
-from svcconf.ai_chat import KEPT_REPLY, NOT_BUILT_REPLY, REFUSED_REPLY, UNUSABLE_REPLY
+from svcconf.ai_chat import GO_ON, KEPT_REPLY, NOT_BUILT_REPLY, REFUSED_REPLY, UNUSABLE_REPLY
 from svcconf.config import ServerConfig
 from svcconf.settings import get_settings
 from tests.ai_helpers import TEST_KEY
@@ -72,8 +72,22 @@ def ask(invoke, body: dict[str, Any] | str, **kwargs):
     return invoke("svcAiChat", body, headers=bearer(), **kwargs)
 
 
-def turn(reply: str = "Done.", config: Any = None, quick_replies: Any = None, complete: bool = False) -> dict:
-    return {"reply": reply, "config": config, "quick_replies": quick_replies or [], "is_complete": complete}
+def turn(
+    reply: str = "Done.",
+    build: Any = None,
+    quick_replies: Any = None,
+    complete: bool = False,
+    edits: Any = None,
+    rest: str | None = None,
+) -> dict:
+    return {
+        "reply": reply,
+        "edits": edits,
+        "build": build,
+        "rest": rest,
+        "quick_replies": quick_replies or [],
+        "is_complete": complete,
+    }
 
 
 def user(text: str) -> dict[str, str]:
@@ -93,7 +107,9 @@ def test_a_questionnaire_alone_gets_a_first_configuration(invoke, chat) -> None:
 
     assert response.status == 200
     body = response.body
-    assert set(body) == {"reply", "config", "quick_replies", "suggested_templates", "is_complete", "warnings"}
+    assert set(body) == {
+        *("reply", "config", "quick_replies", "suggested_templates", "is_complete", "changes", "warnings"),
+    }
     assert body["config"]["name"] == "Study Buddies"
     assert_valid_or_none(body["config"])
     assert "study server" in body["reply"]
@@ -120,6 +136,10 @@ def test_a_multi_turn_conversation_edits_the_configuration_and_reads_the_prompt_
 
     channels = [c["name"] for category in second["config"]["categories"] for c in category["channels"]]
     assert "Raid Night" in channels
+    [added] = second["changes"]
+    assert (added["op"], added["new"]["name"], added["new"]["type"]) == ("add", "Raid Night", "voice")
+    assert added["path"].startswith("categories[") and ".channels[" in added["path"]
+    assert {change["op"] for change in third["changes"]} == {"remove"}  # the role, and nothing else changed
     assert "Member" not in [role["name"] for role in third["config"]["roles"]]
     assert (first["is_complete"], second["is_complete"], third["is_complete"]) == (False, False, True)
     for answer in (first, second, third):
@@ -146,7 +166,7 @@ def test_warnings_are_the_permission_safety_lint_of_the_returned_configuration(i
             {"name": "lobby", "overwrites": [{"role": "@everyone", "allow": ["MANAGE_CHANNELS", "VIEW_CHANNEL"]}]}
         ],
     }
-    chat.script(Step(json=turn(config=unsafe)))
+    chat.script(Step(json=turn(build=unsafe)))
 
     body = ask(invoke, {"messages": [user("Let everyone manage channels")]}).body
 
@@ -158,7 +178,7 @@ def test_warnings_are_the_permission_safety_lint_of_the_returned_configuration(i
 
 def test_quick_replies_are_at_most_four_short_distinct_answers(invoke, chat) -> None:
     replies = ["Yes", "yes", "  ", "No", "x" * 200, "Maybe", "Later", "Never"]
-    chat.script(Step(json=turn(config=CURRENT, quick_replies=replies)))
+    chat.script(Step(json=turn(build=CURRENT, quick_replies=replies)))
 
     body = ask(invoke, {"messages": [user("hi")]}).body
 
@@ -166,7 +186,7 @@ def test_quick_replies_are_at_most_four_short_distinct_answers(invoke, chat) -> 
 
 
 def test_is_complete_needs_a_configuration(invoke, chat) -> None:
-    chat.script(Step(json=turn(config=None, complete=True)))
+    chat.script(Step(json=turn(build=None, complete=True)))
     body = ask(invoke, {"messages": [user("done")]}).body
     assert (body["config"], body["is_complete"]) == (None, False)
 
@@ -210,15 +230,55 @@ BAD_ENVELOPES = [
     '{"reply": "ok", "config": null, "quick_replies": "Yes", "is_complete": false}',
     '{"reply": "ok", "config": null, "quick_replies": [], "is_complete": "maybe"}',
 ]
-MALFORMED = [json.dumps(turn("Here it is.", config)) for config in BAD_CONFIGS] + BAD_ENVELOPES
+GENERAL = {"name": "general"}
+MODS = {"kind": "role", "name": "Mods"}
+BAD_EDITS: list[Any] = [
+    [{"op": "remove", "kind": "channel", "name": "ghost-town"}],
+    [{"op": "add", "kind": "role", "name": "mods"}],
+    [{"op": "add", "kind": "role", "name": "@everyone"}],
+    [{"op": "update", **MODS, "set": {"color": "red"}}],
+    [{"op": "update", **MODS, "set": {"color": 0x1000000}}],
+    [{"op": "update", **MODS, "set": {"permissions": ["SUPERUSER"]}}],
+    [{"op": "add", "kind": "channel", "name": "c", "set": {"type": "video"}}],
+    [{"op": "update", "kind": "channel", **GENERAL, "set": {"slowmode_seconds": 99999}}],
+    [{"op": "add", "kind": "channel", "name": "c", "set": {"user_limit": 5}}],
+    [{"op": "add", "kind": "channel", "name": "c", "set": {"topic": "t" * 2000}}],
+    [{"op": "add", "kind": "overwrite", "name": "Ghosts", "ch": "general", "set": {"allow": ["VIEW_CHANNEL"]}}],
+    [
+        {
+            "op": "add",
+            "kind": "overwrite",
+            "name": "@everyone",
+            "ch": "general",
+            "set": {"allow": ["SPEAK"], "deny": ["SPEAK"]},
+        }
+    ],
+    [{"op": "add", "kind": "overwrite", "name": "@everyone", "cat": "Staff", "set": {"deny": ["SPEAK"]}}],
+    [{"op": "rename", **MODS, "to": "@everyone"}],
+    [{"op": "rename", "kind": "channel", **GENERAL, "to": ""}],
+    [{"op": "move", "kind": "channel", **GENERAL, "to": "Nowhere"}],
+    [{"op": "add", "kind": "channel", "name": "c", "cat": "Nowhere"}],
+    [{"op": "update", "kind": "server", "set": {"name": ""}}],
+    [{"op": "update", "kind": "server", "set": {"name": "x" * 101}}],
+    [{"op": "add", "kind": "category", "name": "Staff"}],
+    [{"op": "add", "kind": "channel", "name": f"c{i}", "cat": "Staff"} for i in range(50)],
+    [{"op": "explode", **MODS}],
+    [{"op": "add", "kind": "emoji", "name": "party"}],
+    [{"op": "update", **MODS, "set": {"flavour": "vanilla"}}],
+    "Mods",
+    [{"op": "update", "kind": "overwrite", "name": "Mods", "cat": "Staff", "set": {"allow": ["NOPE"]}}],
+]
+MALFORMED = [json.dumps(turn("Here it is.", edits=edits)) for edits in BAD_EDITS] + BAD_ENVELOPES
+MALFORMED_BUILDS = [json.dumps(turn("Here it is.", config)) for config in BAD_CONFIGS] + BAD_ENVELOPES
 
 
-def test_there_are_over_twenty_malformed_outputs() -> None:
-    assert len(MALFORMED) > 20
+def test_there_are_thirty_malformed_answers_of_each_kind() -> None:
+    assert len(MALFORMED) >= 30
+    assert len(MALFORMED_BUILDS) >= 30
 
 
 @pytest.mark.parametrize("bad", MALFORMED, ids=range(len(MALFORMED)))
-def test_malformed_output_twice_never_returns_an_invalid_configuration(invoke, chat, bad) -> None:
+def test_malformed_edits_twice_never_return_an_invalid_configuration(invoke, chat, bad) -> None:
     chat.script(Step(text=bad), Step(text=bad))  # the answer and its repair round are both unusable
 
     response = ask(invoke, {"messages": [user("Build it")], "currentConfig": CURRENT})
@@ -231,8 +291,8 @@ def test_malformed_output_twice_never_returns_an_invalid_configuration(invoke, c
     assert len(chat.requests) == 2  # one repair round, no more
 
 
-@pytest.mark.parametrize("bad", MALFORMED, ids=range(len(MALFORMED)))
-def test_malformed_output_without_a_previous_configuration_returns_none_or_502(invoke, chat, bad) -> None:
+@pytest.mark.parametrize("bad", MALFORMED_BUILDS, ids=range(len(MALFORMED_BUILDS)))
+def test_a_malformed_first_build_twice_returns_none_or_502(invoke, chat, bad) -> None:
     chat.script(Step(text=bad), Step(text=bad))
 
     response = ask(invoke, {"messages": [user("Build it")]})
@@ -245,9 +305,9 @@ def test_malformed_output_without_a_previous_configuration_returns_none_or_502(i
         assert response.body["error"] == "Error"
 
 
-@pytest.mark.parametrize("bad", BAD_CONFIGS[:8], ids=range(8))
-def test_an_invalid_configuration_is_repaired_in_one_round_with_its_errors(invoke, chat, bad) -> None:
-    chat.script(Step(text=json.dumps(turn("Here it is.", bad))))  # then the local model answers the repair
+@pytest.mark.parametrize("bad", BAD_EDITS[:8], ids=range(8))
+def test_edits_that_do_not_apply_are_repaired_in_one_round_with_the_reasons(invoke, chat, bad) -> None:
+    chat.script(Step(text=json.dumps(turn("Here it is.", edits=bad))))  # then the local model answers the repair
 
     response = ask(invoke, {"messages": [user("Add a role named VIP")], "currentConfig": CURRENT})
 
@@ -257,8 +317,59 @@ def test_an_invalid_configuration_is_repaired_in_one_round_with_its_errors(invok
     assert response.body["reply"].startswith("Added the role VIP.")
     first, repair = (request.body["messages"] for request in chat.requests)
     assert repair[: len(first)] == first  # the same conversation, then the failed answer and the problems
-    assert repair[-2] == {"role": "assistant", "content": json.dumps(turn("Here it is.", bad))}
-    assert repair[-1]["content"].startswith("Your previous answer is not valid:\n- config")
+    assert repair[-2] == {"role": "assistant", "content": json.dumps(turn("Here it is.", edits=bad))}
+    assert repair[-1]["content"].startswith("Your previous answer is not valid:\n- ")
+    assert "the edits (or the build) again" in repair[-1]["content"]  # the reasons, never the whole configuration asked again
+
+
+def test_an_edit_naming_what_does_not_exist_gets_one_repair_then_the_previous_configuration(invoke, chat) -> None:
+    response = ask(invoke, {"messages": [user("Remove the channel ghost-town")], "currentConfig": CURRENT})
+
+    assert response.status == 200
+    body = response.body
+    assert body["config"] == CURRENT_NORMALISED
+    assert body["changes"] == []
+    assert body["reply"].endswith(KEPT_REPLY)
+    first, repair = (request.body["messages"] for request in chat.requests)  # one repair round, no more
+    assert "edits[0]: no channel named 'ghost-town' outside the categories" in repair[-1]["content"]
+
+
+def test_a_cut_off_answer_keeps_its_complete_edits_and_offers_to_go_on(invoke, chat) -> None:
+    edits = [{"op": "add", "kind": "role", "name": f"Crew {n}"} for n in range(3)]
+    whole = json.dumps(turn("Adding three crews.", edits=edits))
+    chat.script(Step(text=whole[: whole.index("Crew 2") + 3], stop_reason="max_tokens"))
+
+    response = ask(invoke, {"messages": [user("Add three crews")], "currentConfig": CURRENT})
+
+    body = response.body
+    assert response.status == 200
+    assert [role["name"] for role in body["config"]["roles"]] == ["Mods", "Crew 0", "Crew 1"]
+    assert [(c["op"], c["path"]) for c in body["changes"]] == [("add", "roles[1]"), ("add", "roles[2]")]
+    assert body["reply"].startswith("Adding three crews. (I ran out of time for this turn after 2 change(s)")
+    assert (body["is_complete"], body["quick_replies"]) == (False, [GO_ON])
+    assert len(chat.requests) == 1  # no repair round: what was complete is kept
+
+
+def test_what_does_not_fit_the_output_budget_is_left_for_the_next_turn(invoke, chat) -> None:
+    edits = [{"op": "add", "kind": "category", "name": "Events"}]
+    chat.script(
+        Step(json=turn("Added Events; its channels come next.", edits=edits, rest="the channels", complete=True))
+    )
+
+    body = ask(invoke, {"messages": [user("Add an Events area")], "currentConfig": CURRENT}).body
+
+    assert "Events" in [category["name"] for category in body["config"]["categories"]]
+    assert (body["is_complete"], body["quick_replies"][0]) == (False, GO_ON)
+
+
+def test_max_tokens_is_what_the_model_writes_in_the_time_left_less_a_repair(invoke, chat) -> None:
+    ask(invoke, {"messages": [user("Add a role named VIP")], "currentConfig": CURRENT})
+
+    [request] = chat.requests
+    # 26 s: 1.5 s to answer, a repair round of 400 tokens (1.8 s + 400/63 s), the first token (1.8 s), at 63/s
+    expected = int((TIMEOUT_SECONDS - 1.5 - (1.8 + 400 / 63) - 1.8) * 63)
+    assert expected - 2 * 63 <= request.body["max_tokens"] <= expected  # the clock ran while the handler started
+    assert f'"output_budget_tokens":{request.body["max_tokens"]}' in request.body["messages"][-1]["content"][-1]["text"]
 
 
 def test_a_truncated_answer_is_asked_again_more_briefly(invoke, chat) -> None:
@@ -320,7 +431,7 @@ def test_one_overload_is_retried_and_answered(invoke, chat) -> None:
 
 
 def test_a_provider_slower_than_the_budget_is_a_504_before_the_lambda_times_out(invoke, chat) -> None:
-    chat.script(Step(delay=TIMEOUT_SECONDS + 10, json=turn(config=CURRENT)))
+    chat.script(Step(delay=TIMEOUT_SECONDS + 10, json=turn(build=CURRENT)))
     started = time.monotonic()
 
     response = ask(invoke, {"messages": [user("hi")]})

@@ -142,6 +142,7 @@ KEPT_REPLY = "(The changes I proposed did not pass the checks, so your previous 
 NOT_BUILT_REPLY = "(The configuration I proposed did not pass the checks, so none is returned yet.)"
 UNUSABLE_REPLY = "I could not produce a valid configuration this time; your previous configuration is kept."
 PARTIAL_REPLY = "(I ran out of time for this turn after {done} change(s); the rest is not made yet. Say go on.)"
+REFUSED_REST_REPLY = "(I made {done} change(s) before one that cannot be made: {why}.)"
 GO_ON = "Go on"
 
 
@@ -189,13 +190,14 @@ def _partial(cut: AiTruncated, previous: ServerConfig | None, suggestions: list[
     reply, edits = salvage(cut.text)
     if previous is None or not edits:
         return None
-    result, done = apply_prefix(previous, edits_of(edits))
+    result, done, refused = apply_prefix(previous, edits_of(edits))
     if done == 0:
         return None
     metrics.add_metric(name="AiChatPartialTurns", unit="Count", value=1)
-    note = PARTIAL_REPLY.format(done=done)
+    note = PARTIAL_REPLY.format(done=done) if refused is None else REFUSED_REST_REPLY.format(done=done, why=refused)
     text = f"{reply} {note}" if reply else note
-    return _answer(text, result.config, [GO_ON], suggestions, complete=False, changes=result.changes)
+    quick = [GO_ON] if refused is None else []
+    return _answer(text, result.config, quick, suggestions, complete=False, changes=result.changes)
 
 
 def _repaired(

@@ -189,9 +189,9 @@ def test_the_longest_prefix_that_applies_is_kept_for_a_cut_off_answer() -> None:
         edit(op="remove", kind="role", name="Z"),
     ]
 
-    result, count = apply_prefix(START, edits)
+    result, count, refused = apply_prefix(START, edits)
 
-    assert count == 2
+    assert (count, refused) == (2, "no role named 'Z'")
     assert result.config.role_names() == ["Admin", "Mods", "A", "B"]
 
 

@@ -92,14 +92,15 @@ def apply_edits(config: ServerConfig, edits: Sequence[Edit]) -> EditResult:
     return EditResult(config=result, changes=changes)
 
 
-def apply_prefix(config: ServerConfig, edits: Sequence[Edit]) -> tuple[EditResult, int]:
-    """The longest prefix of `edits` that applies (for a cut-off answer); and how many edits it holds."""
-    count = len(edits)
+def apply_prefix(config: ServerConfig, edits: Sequence[Edit]) -> tuple[EditResult, int, str | None]:
+    """The longest prefix of `edits` that applies (for a cut-off answer): the result, how many edits it holds, and
+    why the next one did not apply (None when all did)."""
+    count, reason = len(edits), None
     while True:
         try:
-            return apply_edits(config, edits[:count]), count
+            return apply_edits(config, edits[:count]), count, reason
         except EditsRejected as exc:
-            count = min(exc.applied, count - 1)
+            count, reason = min(exc.applied, count - 1), exc.problems[0].message
 
 
 # --- one edit -------------------------------------------------------------------------------------------------

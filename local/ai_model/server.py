@@ -17,17 +17,25 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from local.ai_model.responders import Request, answer, load_responders
-from svcconf.ai.pace import CHARS_PER_TOKEN as CONSERVATIVE_CHARS_PER_TOKEN
-from svcconf.ai.pace import cache_min_tokens
+
+# The layer's table of cache minimums, which the local model shares; `make run` and `python -m local.ai_model`
+# do not put the layer on the path themselves.
+_LAYER = str(Path(__file__).resolve().parents[2] / "shared")
+if _LAYER not in sys.path:
+    sys.path.append(_LAYER)
+from svcconf.ai.pace import CHARS_PER_TOKEN as CONSERVATIVE_CHARS_PER_TOKEN  # noqa: E402
+from svcconf.ai.pace import cache_min_tokens  # noqa: E402
 
 API_VERSION = "2026-10-21"
 CHARS_PER_TOKEN = CONSERVATIVE_CHARS_PER_TOKEN

@@ -31,7 +31,7 @@ def system_is_cached(body: Any) -> bool:
 
 @pytest.fixture(scope="session")
 def local_model_server() -> Iterator[LocalModelServer]:
-    server = start_local_model()
+    server = start_local_model(tokens_per_second=0)  # at once: the tests that time it start their own
     yield server
     server.shutdown()
 

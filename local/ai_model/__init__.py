@@ -6,7 +6,7 @@ scripted answers, delays and error statuses (`server.script(Step(...))`) and the
 
     server.py      the HTTP server, the API's checks, prompt-cache and token accounting, scripted steps
     responders.py  the registry: answers by the requested schema's title (how to add one is written there)
-    chat.py        svcAiChat's `ChatTurn`: a server configuration from the conversation, by keywords
+    chat.py        svcAiChat's `ChatTurn`: a compact first build, then edits, from the conversation's keywords
 
 Run alone: `python -m local.ai_model --port 8791`.
 """

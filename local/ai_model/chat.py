@@ -1,15 +1,16 @@
-"""The local model's svcAiChat answers (`ChatTurn`): a server configuration from the conversation, by keywords.
+"""The local model's svcAiChat answers (`ChatTurn`): edits to the current configuration, or a compact first build.
 
-Deterministic and small, for trying the flow without a key: a first configuration from the theme it finds in
-the conversation and questionnaire (gaming, study, development, music, art, or a general community), then simple
-edits asked in plain words: "add a voice channel named Hangout", "add a role called VIP", "remove the channel
-off-topic", "rename the server to Night Owls". "done" or "looks good" completes it. Every configuration it writes
-passes the service's schema.
+Deterministic and small, for trying the flow without a key: a first build in the compact form from the theme it
+finds in the conversation and questionnaire (gaming, study, development, music, art, or a general community),
+sized by the questionnaire's `roles` and `channels` when it gives them; then edits asked in plain words: "add a
+voice channel named Hangout to Gaming", "add a role called VIP", "remove the channel off-topic", "rename the role
+Mods to Moderators", "rename the server to Night Owls", "add ten categories with ten channels each" (all of
+them: max_tokens cuts it as it would cut a real model). "done" or "looks good" completes it. It writes edits for
+what the user names, as a model would, so an edit naming what does not exist is the service's to refuse.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from typing import Any
@@ -20,9 +21,17 @@ CONTEXT = re.compile(r"<service_context>\s*(\{.*\})\s*</service_context>", re.DO
 COMPLETE = re.compile(r"\b(done|finished|looks good|that's all|perfect|finish)\b", re.IGNORECASE)
 ADD_CHANNEL = re.compile(
     r"\badd (?:a |an |the )?(?P<type>text |voice |forum |stage |announcement )?channel"
-    r"(?: (?:called|named))? [\"']?(?P<name>[\w][\w \-]{0,60}?)[\"']?(?:[.!?,]|$| to | in )",
+    r"(?: (?:called|named))? [\"']?(?P<name>[\w][\w \-]{0,60}?)[\"']?"
+    r"(?: (?:to|in) (?:the )?[\"']?(?P<cat>[\w][\w \-]{0,60}?)[\"']?)?(?:[.!?,]|$)",
     re.IGNORECASE,
 )
+MANY = re.compile(r"\badd (?P<n>\w+) categories (?:with|of) (?P<m>\w+) channels", re.IGNORECASE)
+RENAME_ITEM = re.compile(
+    r"\brename the (?P<kind>role|channel|category) [\"']?(?P<old>[\w][\w \-]{0,60}?)[\"']? to "
+    r"[\"']?(?P<new>[\w][\w \-]{0,60}?)[\"']?(?:[.!?,]|$)",
+    re.IGNORECASE,
+)
+NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 ADD_ROLE = re.compile(
     r"\badd (?:a |an |the )?role(?: (?:called|named))? [\"']?(?P<name>[\w][\w \-]{0,60}?)[\"']?(?:[.!?,]|$| with )",
     re.IGNORECASE,
@@ -120,81 +129,43 @@ def _questionnaire_text(questionnaire: Any) -> str:
     return json.dumps(questionnaire, ensure_ascii=False) if questionnaire else ""
 
 
-def build_config(theme_name: str, name: str | None = None) -> dict[str, Any]:
+def build_compact(theme_name: str, name: str | None = None, roles: int = 0, channels: int = 0) -> dict[str, Any]:
+    """A first build in the service's compact form (presets, plain channel names, shorthands); at least `roles`
+    roles and `channels` channels when the questionnaire asks for a size."""
     theme = THEMES[theme_name]
-    return {
+    build: dict[str, Any] = {
         "name": (name or theme["title"])[:100],
         "description": f"A {theme_name} server drafted by the local model",
         "roles": [
-            {
-                "name": "Admin",
-                "color": "#E74C3C",
-                "hoist": True,
-                "mentionable": False,
-                "permissions": ["ADMINISTRATOR"],
-            },
-            {
-                "name": "Moderator",
-                "color": "#3498DB",
-                "hoist": True,
-                "mentionable": True,
-                "permissions": ["KICK_MEMBERS", "BAN_MEMBERS", "MANAGE_MESSAGES", "MODERATE_MEMBERS"],
-            },
-            {
-                "name": theme["role"],
-                "color": "#2ECC71",
-                "hoist": False,
-                "mentionable": True,
-                "permissions": ["SEND_MESSAGES", "ATTACH_FILES", "EMBED_LINKS"],
-            },
-            {
-                "name": "Member",
-                "color": "#95A5A6",
-                "hoist": False,
-                "mentionable": False,
-                "permissions": ["SEND_MESSAGES", "READ_MESSAGE_HISTORY", "ADD_REACTIONS", "CONNECT", "SPEAK"],
-            },
+            {"name": "Admin", "color": "#E74C3C", "hoist": True, "permissions": "admin"},
+            {"name": "Moderator", "color": "#3498DB", "hoist": True, "mentionable": True, "permissions": "moderator"},
+            {"name": theme["role"], "color": "#2ECC71", "mentionable": True, "permissions": "member"},
+            {"name": "Member", "color": "#95A5A6", "permissions": "member"},
         ],
         "categories": [
-            {
-                "name": "Information",
-                "overwrites": [{"role": "@everyone", "allow": [], "deny": ["SEND_MESSAGES"]}],
-                "channels": [
-                    {"name": "rules", "type": "text", "topic": "Read before posting", "overwrites": []},
-                    {"name": "announcements", "type": "text", "topic": "News from the team", "overwrites": []},
-                ],
-            },
-            {
-                "name": "Community",
-                "overwrites": [],
-                "channels": [
-                    {"name": "general", "type": "text", "topic": "Talk about anything", "overwrites": []},
-                    {"name": "off-topic", "type": "text", "overwrites": []},
-                    {"name": "Lounge", "type": "voice", "user_limit": 0, "overwrites": []},
-                ],
-            },
+            {"name": "Information", "read_only": True, "channels": ["rules", "announcements"]},
+            {"name": "Community", "channels": ["general", "off-topic", {"name": "Lounge", "type": "voice"}]},
             {
                 "name": theme["category"],
-                "overwrites": [],
                 "channels": [
-                    *({"name": n, "type": "text", "topic": t, "overwrites": []} for n, t in theme["channels"]),
-                    {"name": theme["voice"], "type": "voice", "user_limit": 10, "overwrites": []},
+                    *({"name": n, "topic": t} for n, t in theme["channels"]),
+                    {"name": theme["voice"], "type": "voice", "user_limit": 10},
                 ],
             },
-            {
-                "name": "Staff",
-                "overwrites": [
-                    {"role": "@everyone", "allow": [], "deny": ["VIEW_CHANNEL"]},
-                    {"role": "Moderator", "allow": ["VIEW_CHANNEL"], "deny": []},
-                ],
-                "channels": [
-                    {"name": "mod-chat", "type": "text", "overwrites": []},
-                    {"name": "mod-log", "type": "text", "topic": "What the moderators did", "overwrites": []},
-                ],
-            },
+            {"name": "Staff", "private_to": ["Moderator"], "channels": ["mod-chat", "mod-log"]},
         ],
-        "channels": [],
     }
+    for number in range(len(build["roles"]), roles):
+        build["roles"].append({"name": f"{theme['role']} {number - 2}", "permissions": "member"})
+    made = sum(1 + len(category["channels"]) for category in build["categories"])
+    topic = 0
+    while made < channels:
+        topic += 1
+        size = min(9, channels - made - 1)
+        rooms = [f"{theme['category'].lower()}-{topic}-{n + 1}" for n in range(size)]
+        build["categories"].append({"name": f"{theme['category']} {topic}", "channels": rooms})
+        made += 1 + size
+    return build
 
 
 def _usable(config: Any) -> bool:
@@ -206,60 +177,81 @@ def _usable(config: Any) -> bool:
     )
 
 
-def _counts(config: dict[str, Any]) -> tuple[int, int, int]:
-    categories = config.get("categories") or []
-    channels = len(config.get("channels") or []) + sum(len(c.get("channels") or []) for c in categories)
-    return len(config.get("roles") or []), len(categories), channels
+def _count(word: str) -> int:
+    return int(word) if word.isdigit() else NUMBERS.get(word.lower(), 1)
 
 
-def _all_channels(config: dict[str, Any]) -> list[list[dict[str, Any]]]:
-    return [config.setdefault("channels", []), *(c.setdefault("channels", []) for c in config.get("categories", []))]
-
-
-def _edit(config: dict[str, Any], text: str) -> list[str]:
-    """Apply the edits the user asked for in `text`; what was done, as sentences."""
+def _edits(config: dict[str, Any], text: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The edits the user asked for in `text`, and what they do, as sentences."""
+    edits: list[dict[str, Any]] = []
     done: list[str] = []
     if match := RENAME.search(text):
-        config["name"] = match.group("name").strip()[:100]
-        done.append(f"Renamed the server to {config['name']}.")
+        edits.append({"op": "update", "kind": "server", "set": {"name": match.group("name").strip()[:100]}})
+        done.append(f"Renamed the server to {match.group('name').strip()[:100]}.")
+    for match in RENAME_ITEM.finditer(text):
+        kind, old, new = match.group("kind").lower(), match.group("old").strip(), match.group("new").strip()
+        edit = {"op": "rename", "kind": kind, "name": old, "to": new}
+        if kind == "channel":
+            edit["cat"] = _category_of(config, old)
+        edits.append(edit)
+        done.append(f"Renamed the {kind} {old} to {new}.")
+    for match in MANY.finditer(text):
+        categories, channels = _count(match.group("n")), _count(match.group("m"))
+        for c in range(categories):
+            category = f"New Area {c + 1}"
+            edits.append({"op": "add", "kind": "category", "name": category})
+            edits += [
+                {"op": "add", "kind": "channel", "name": f"new-area-{c + 1}-room-{n + 1}", "cat": category}
+                for n in range(channels)
+            ]
+        done.append(f"Added {categories} categories of {channels} channels.")
     for match in ADD_CHANNEL.finditer(text):
         kind = (match.group("type") or "text").strip().lower()
         name = match.group("name").strip()[:100]
-        channel: dict[str, Any] = {"name": name, "type": kind, "overwrites": []}
-        if kind in ("voice", "stage"):
-            channel["user_limit"] = 0
-        categories = [c for c in config.get("categories", []) if c.get("name") not in ("Staff", "Information")]
-        target = categories[-1]["channels"] if categories else config.setdefault("channels", [])
-        if len(target) < 50:
-            target.append(channel)
-            done.append(f"Added the {kind} channel {name}.")
+        edit: dict[str, Any] = {"op": "add", "kind": "channel", "name": name}
+        if kind != "text":
+            edit["set"] = {"type": kind}
+        category = (match.group("cat") or "").removesuffix(" category") or _default_category(config)
+        if category:
+            edit["cat"] = category.strip()
+        edits.append(edit)
+        done.append(f"Added the {kind} channel {name}.")
     for match in ADD_ROLE.finditer(text):
         name = match.group("name").strip()[:100]
-        roles = config.setdefault("roles", [])
-        if name.casefold() != "@everyone" and all(r.get("name", "").casefold() != name.casefold() for r in roles):
-            roles.append({"name": name, "color": "#F1C40F", "hoist": False, "mentionable": True, "permissions": []})
-            done.append(f"Added the role {name}.")
+        edits.append({"op": "add", "kind": "role", "name": name, "set": {"color": "#F1C40F", "mentionable": True}})
+        done.append(f"Added the role {name}.")
     for match in REMOVE.finditer(text):
-        kind, name = match.group("kind").lower(), match.group("name").strip().casefold()
-        if kind == "role":
-            before = len(config.get("roles", []))
-            config["roles"] = [r for r in config.get("roles", []) if r.get("name", "").casefold() != name]
-            if len(config["roles"]) < before:
-                _drop_overwrites_of(config, name)
-                done.append(f"Removed the role {match.group('name').strip()}.")
-        else:
-            for channels in _all_channels(config):
-                kept = [c for c in channels if c.get("name", "").casefold() != name]
-                if len(kept) < len(channels):
-                    channels[:] = kept
-                    done.append(f"Removed the channel {match.group('name').strip()}.")
-    return done
+        kind, name = match.group("kind").lower(), match.group("name").strip()
+        edit = {"op": "remove", "kind": kind, "name": name}
+        if kind == "channel":
+            edit["cat"] = _category_of(config, name)
+        edits.append(edit)
+        done.append(f"Removed the {kind} {name}.")
+    return edits, done
 
 
-def _drop_overwrites_of(config: dict[str, Any], folded_role: str) -> None:
-    holders = [*config.get("categories", []), *(ch for channels in _all_channels(config) for ch in channels)]
-    for holder in holders:
-        holder["overwrites"] = [o for o in holder.get("overwrites", []) if o.get("role", "").casefold() != folded_role]
+def _default_category(config: dict[str, Any]) -> str | None:
+    """Where a new channel goes: the last category that is not Information or Staff."""
+    names = [c.get("name") for c in config.get("categories") or [] if c.get("name") not in ("Staff", "Information")]
+    return names[-1] if names else None
+
+
+def _category_of(config: dict[str, Any], channel: str) -> str | None:
+    for category in config.get("categories") or []:
+        if any(_name(c).casefold() == channel.casefold() for c in category.get("channels") or []):
+            return str(category.get("name"))
+    return None
+
+
+def _name(channel: Any) -> str:
+    return channel if isinstance(channel, str) else str(channel.get("name", "")) if isinstance(channel, dict) else ""
+
+
+def _size(questionnaire: Any, *keys: str) -> int:
+    if not isinstance(questionnaire, dict):
+        return 0
+    value = next((questionnaire[key] for key in keys if key in questionnaire), 0)
+    return value if isinstance(value, int) and 0 <= value <= 500 else 0
 
 
 @responder("ChatTurn")
@@ -271,28 +263,36 @@ def chat_turn(request: Request) -> dict[str, Any]:
     questionnaire = context.get("questionnaire_data") or {}
     current = context.get("currentConfig")
     files = context.get("files") or []
+    build = None
+    edits: list[dict[str, Any]] = []
 
     if _usable(current):
-        config = copy.deepcopy(current)
-        done = _edit(config, last)
+        edits, done = _edits(current, last)
         summary = " ".join(done) or "I kept your configuration as it is; tell me what to change."
     else:
         theme = _theme(f"{words} {_questionnaire_text(questionnaire)}")
         name = (
             questionnaire.get("server_name") or questionnaire.get("name") if isinstance(questionnaire, dict) else None
         )
-        config = build_config(theme, name if isinstance(name, str) and name.strip() else None)
-        done = _edit(config, last)
-        roles, categories, channels = _counts(config)
+        build = build_compact(
+            theme,
+            name if isinstance(name, str) and name.strip() else None,
+            roles=_size(questionnaire, "roles", "role_count"),
+            channels=_size(questionnaire, "channels", "channel_count"),
+        )
+        roles = len(build["roles"])
+        channels = sum(1 + len(c["channels"]) for c in build["categories"])
         summary = (
-            f'I drafted "{config["name"]}", a {theme} server with {roles} roles, {categories} categories and '
-            f"{channels} channels. {' '.join(done)}"
-        ).strip()
+            f'I drafted "{build["name"]}", a {theme} server with {roles} roles and {len(build["categories"])} '
+            f"categories ({channels} channels, categories included)."
+        )
     if files:
         summary += f" I received {len(files)} file(s)."
     return {
         "reply": f"{summary} (Local model: deterministic answers for trying the service, no AI.)",
-        "config": config,
+        "edits": edits or None,
+        "build": build,
+        "rest": None,
         "quick_replies": QUICK_REPLIES,
         "is_complete": bool(COMPLETE.search(last)),
     }

@@ -2,9 +2,10 @@
 
 It checks what the real API checks and a client could get wrong (credentials, `anthropic-version`, the body's
 required fields, the sampling parameters and assistant prefill that the 5.5 models refuse), simulates the
-prompt cache (a prefix up to a `cache_control` breakpoint is written once, then read; below
-`cache_min_tokens` nothing is cached, as with the real models), counts tokens roughly (4 characters each) and
-cuts an answer longer than `max_tokens` with `stop_reason: max_tokens`.
+prompt cache (a prefix up to a `cache_control` breakpoint is written once, then read; below the minimum of the
+model asked for nothing is cached, as with the real models), counts tokens roughly (4 characters each), cuts an
+answer longer than `max_tokens` with `stop_reason: max_tokens` and counts what it sent by the same rule. It
+answers at a real model's pace (1.8 s to the first token, then 63 tokens/s) unless told otherwise.
 
 Tests script it: `server.script(Step(status=529), Step(text="{"), Step(delay=20))` answers the next requests
 in that order (a step may also be a function of the `Request`), then it goes back to the responders.
@@ -16,18 +17,31 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from local.ai_model.responders import Request, answer, load_responders
 
+# The layer's table of cache minimums, which the local model shares; `make run` and `python -m local.ai_model`
+# do not put the layer on the path themselves.
+_LAYER = str(Path(__file__).resolve().parents[2] / "shared")
+if _LAYER not in sys.path:
+    sys.path.append(_LAYER)
+from svcconf.ai.pace import CHARS_PER_TOKEN as CONSERVATIVE_CHARS_PER_TOKEN  # noqa: E402
+from svcconf.ai.pace import cache_min_tokens  # noqa: E402
+
 API_VERSION = "2026-10-21"
-CHARS_PER_TOKEN = 4
+CHARS_PER_TOKEN = CONSERVATIVE_CHARS_PER_TOKEN
+# A Sonnet-class model's pace (public measurements): the first token after 1.8 s, then 63 tokens a second.
+FIRST_TOKEN_SECONDS = 1.8
+TOKENS_PER_SECOND = 63.0
 LOOKBACK_BLOCKS = 20  # how far back from a breakpoint the API looks for a cached prefix
 SAMPLING_PARAMETERS = ("temperature", "top_p", "top_k")
 _ERROR_TYPES = {
@@ -110,9 +124,18 @@ class LocalModelServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address: tuple[str, int], *, cache_min_tokens: int = 1024):
+    def __init__(
+        self,
+        address: tuple[str, int],
+        *,
+        cache_min_tokens: int | None = None,
+        first_token_seconds: float = FIRST_TOKEN_SECONDS,
+        tokens_per_second: float = TOKENS_PER_SECOND,
+    ):
         super().__init__(address, _Handler)
-        self.cache_min_tokens = cache_min_tokens
+        self.cache_min_tokens = cache_min_tokens  # None: the minimum of the model asked for
+        self.first_token_seconds = first_token_seconds
+        self.tokens_per_second = tokens_per_second  # 0: no pace at all (tests)
         self.requests: list[RecordedRequest] = []
         self.stopping = threading.Event()
         self._steps: deque[Step | Callable[[Request], Step]] = deque()
@@ -172,7 +195,14 @@ class LocalModelServer(ThreadingHTTPServer):
         headers_out = base_headers | step.headers
         if step.status != 200:
             return step.status, headers_out, self._error(step.status, "Scripted failure", request_id), step.delay
-        return 200, headers_out, self._message(request, step, number), step.delay
+        message = self._message(request, step, number)
+        return 200, headers_out, message, step.delay + self.writing_seconds(message["usage"]["output_tokens"])
+
+    def writing_seconds(self, output_tokens: int) -> float:
+        """How long a model at this pace takes to write `output_tokens` (its first token's delay included)."""
+        if not self.tokens_per_second:
+            return 0.0
+        return self.first_token_seconds + output_tokens / self.tokens_per_second
 
     @staticmethod
     def _check(headers: dict[str, str], body: Any) -> tuple[int, str] | None:
@@ -227,7 +257,8 @@ class LocalModelServer(ThreadingHTTPServer):
         if step.content is None and len(text) > limit:  # the answer does not fit: cut, as the API does
             content = [{"type": "text", "text": text[:limit]}]
             stop_reason = "max_tokens"
-        usage = step.usage or self._usage(body, text)
+        sent = "".join(b.get("text", "") for b in content if b.get("type") == "text")
+        usage = step.usage or self._usage(body, sent)  # what was sent, counted as the cut counts
         return {
             "id": f"msg_local_{number:06d}",
             "type": "message",
@@ -261,6 +292,7 @@ class LocalModelServer(ThreadingHTTPServer):
 
         breakpoints = [i + 1 for i, b in enumerate(blocks) if isinstance(b, dict) and b.get("cache_control")]
         read = written = 0
+        minimum = self.cache_min_tokens or cache_min_tokens(str(body.get("model")))
         with self._lock:
             for end in breakpoints:
                 for boundary in range(end, max(0, end - LOOKBACK_BLOCKS) - 1, -1):
@@ -269,7 +301,7 @@ class LocalModelServer(ThreadingHTTPServer):
                         break
             for end in breakpoints:
                 size = sum(sizes[:end])
-                if size >= self.cache_min_tokens and key(end) not in self._cache:
+                if size >= minimum and key(end) not in self._cache:
                     self._cache.add(key(end))
                     written = max(written, size)
         written = max(0, written - read)
@@ -286,6 +318,20 @@ class LocalModelServer(ThreadingHTTPServer):
         return {"type": "error", "error": {"type": kind, "message": message}, "request_id": request_id}
 
 
-def start_local_model(host: str = "127.0.0.1", port: int = 0, *, cache_min_tokens: int = 1024) -> LocalModelServer:
-    """The local model in a background thread; `server.base_url` is what ANTHROPIC_BASE_URL takes."""
-    return LocalModelServer((host, port), cache_min_tokens=cache_min_tokens).start()
+def start_local_model(
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    cache_min_tokens: int | None = None,
+    first_token_seconds: float = FIRST_TOKEN_SECONDS,
+    tokens_per_second: float = TOKENS_PER_SECOND,
+) -> LocalModelServer:
+    """The local model in a background thread; `server.base_url` is what ANTHROPIC_BASE_URL takes. It writes at a
+    real model's pace unless told otherwise (`tokens_per_second=0`: at once)."""
+    server = LocalModelServer(
+        (host, port),
+        cache_min_tokens=cache_min_tokens,
+        first_token_seconds=first_token_seconds,
+        tokens_per_second=tokens_per_second,
+    )
+    return server.start()

@@ -1,19 +1,19 @@
 """svcAiChat: a conversation with the AI that builds or changes a server configuration (docs/06-ai.md).
 
-One turn is one structured call (the `ChatTurn` envelope: reply, config, quick replies, completeness). The
-envelope's `config` is the configuration schema itself, so the adapter's validation is the schema's: an answer whose
-configuration fails it gets one repair round with the validation errors, and if that fails too the previous
-`currentConfig` (if it is valid itself) is returned instead and the reply says so. An invalid configuration is
-never returned. Files reach the model as image and document blocks with URL sources: the service never fetches
-a URL itself.
+One turn is one structured call (the `ChatTurn` envelope, svcconf.ai_turn). With a current configuration the
+model answers with edits (svcconf.config.edits), which the service applies and validates; without one it writes
+a first build in the compact form (svcconf.config.compact), which the service expands. So a turn costs output
+tokens in proportion to what it changes, not to the server. `max_tokens` is what the model can write in the
+invocation's time left, keeping time for a repair round; a cut-off answer keeps its complete edits.
 
-The prompt is laid out for the prompt cache: the static system prompt (cached), then the conversation, then one
-last user turn carrying what changes every turn (the current configuration, style, questionnaire, files).
+An answer that does not apply (its JSON, an edit naming what does not exist, a schema rule broken) gets one repair
+round with the reasons; if that fails too the previous `currentConfig` (if it is valid itself) is returned and the
+reply says so. An invalid configuration is never returned. Files reach the model as URL blocks: the service never
+fetches a URL itself.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
@@ -22,11 +22,15 @@ from pydantic_core import PydanticCustomError
 
 from svcconf import budget
 from svcconf.ai import AiFailed, AiOutputInvalid, AiRefused, AiTimeout, AiTruncated, require_provider
-from svcconf.ai.client import ask_structured
-from svcconf.ai.errors import describe_problems
+from svcconf.ai.client import StructuredAnswer, ask_structured
+from svcconf.ai.errors import problems_of
+from svcconf.ai.pace import turn_max_tokens
+from svcconf.ai_chat_prompt import SYSTEM_PROMPT, build_messages, repair_turns
+from svcconf.ai_turn import ChatTurn, build_of, edits_of, salvage
 from svcconf.config import LintWarning, ServerConfig, lint_config
-from svcconf.config.permissions import PERMISSION_BITS
-from svcconf.errors import BadRequest
+from svcconf.config.compact import expand
+from svcconf.config.edits import Change, EditsRejected, apply_edits, apply_prefix
+from svcconf.errors import BadRequest, FieldError
 from svcconf.observability import logger, metrics
 from svcconf.templates import TemplateSummary, suggest_templates
 
@@ -40,11 +44,8 @@ MAX_QUICK_REPLY_LENGTH = 80
 MAX_SUGGESTED_TEMPLATES = 3
 # A repair round is not started with less time than this left: it would only turn a usable reply into a 504.
 MIN_REPAIR_SECONDS = 4.0
-
-IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
-DOCUMENT_TYPES = ("application/pdf",)  # what the Messages API takes as a URL document source
-_IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".webp")
-CONTEXT_OPEN, CONTEXT_CLOSE = "<service_context>", "</service_context>"
+# The output a repair round is given time for: the edits of an ordinary request, again.
+REPAIR_TOKENS = 400
 
 
 def _https_only(url: str) -> str:
@@ -82,17 +83,6 @@ class Attachment(BaseModel):
     )
 
 
-class ChatTurn(BaseModel):
-    """What the model answers each turn (the structured output's envelope; its title names it to the model)."""
-
-    reply: str = Field(description="Your answer to the user, in their language; short, plain text.")
-    config: ServerConfig | None = Field(
-        description="The whole server configuration after this turn (null only while nothing can be built yet)."
-    )
-    quick_replies: list[str] = Field(description="0 to 4 short answers the user may click, each under 80 characters.")
-    is_complete: bool = Field(description="True when the user has confirmed that the configuration is finished.")
-
-
 # openapi.json describes ServerConfig once, as requests take it (deployToChat's); a response schema of its own
 # would replace that component with the serialised form, where colors are integers only.
 _CONFIG_OR_NULL = {"anyOf": [{"$ref": "#/components/schemas/ServerConfig"}, {"type": "null"}]}
@@ -106,59 +96,8 @@ class ChatAnswer(BaseModel):
     quick_replies: list[str] = Field(max_length=MAX_QUICK_REPLIES)
     suggested_templates: list[TemplateSummary] = Field(max_length=MAX_SUGGESTED_TEMPLATES)
     is_complete: bool
+    changes: list[Change] = Field(description="What this turn changed: `{op, path, old, new}`, paths as `config`'s.")
     warnings: list[LintWarning] = Field(description="The permission-safety lint of `config`.")
-
-
-SYSTEM_PROMPT = f"""You are the configuration assistant of a service that builds servers on a chat platform \
-(Discord-like: roles, categories, text/voice/announcement/stage/forum channels, permission overwrites). You talk \
-with one user, who designs a server with you, and every turn you answer with one JSON object:
-
-- "reply": what you say to the user: short, friendly, plain text (no Markdown tables), in the user's language.
-  Say what you built or changed, and ask at most one question when something important is unclear.
-- "config": the WHOLE server configuration after this turn (never a diff), or null only if nothing can be built
-  yet. When the context holds a currentConfig, start from it and change only what the user asks for; keep every
-  name, order and setting the user did not ask to change.
-- "quick_replies": 0 to 4 short answers the user could click next (under 80 characters each), e.g.
-  "Add a voice channel", "Make the staff area private", "Looks good".
-- "is_complete": true only when the user has said the configuration is finished.
-
-The configuration's rules (a configuration that breaks one is refused, and you will be asked to fix it):
-- name: 1-100 characters; description optional.
-- roles (at most 250): name (1-100 characters, unique ignoring case, never "@everyone"), color (an integer
-  0-16777215 or "#RRGGBB"), hoist, mentionable, permissions (a list of permission names, below). Roles are
-  listed from the highest to the lowest.
-- categories: name, overwrites, channels (at most 50 per category). channels: channels outside any category.
-- A channel: name (1-100), type (text, voice, announcement, stage, forum), topic (at most 1024 characters, 4096
-  for forum), nsfw, slowmode_seconds (0-21600), user_limit (voice and stage only, 0-99), overwrites.
-- At most 500 channels in all, categories included.
-- An overwrite: role (the exact name of a role of this configuration, or "@everyone"), allow and deny (permission
-  names; a permission is never both allowed and denied; one overwrite per role per channel or category).
-- A channel's overwrites replace its category's overwrites role by role.
-- Permission names, exactly as written: {", ".join(PERMISSION_BITS)}.
-
-Safety, which the service checks and reports to the user as warnings:
-- Never give @everyone ADMINISTRATOR, MANAGE_GUILD, MANAGE_ROLES, MANAGE_CHANNELS, MENTION_EVERYONE or
-  MANAGE_WEBHOOKS, and never give one of them to every role.
-- A private category denies @everyone VIEW_CHANNEL and allows it to the roles that may enter; its channels must
-  not allow @everyone VIEW_CHANNEL again, and a channel's own overwrite for a role must keep the category's
-  VIEW_CHANNEL allow or deny for that role.
-- Every channel must be visible to @everyone or to at least one role.
-- A role with ADMINISTRATOR needs no other permission: list ADMINISTRATOR alone. Give ADMINISTRATOR sparingly
-  (the owner's team only); moderators get KICK_MEMBERS, BAN_MEMBERS, MANAGE_MESSAGES, MODERATE_MEMBERS.
-- Read-only channels (rules, announcements) deny @everyone SEND_MESSAGES rather than VIEW_CHANNEL.
-
-How to use the context: the last user turn ends with a {CONTEXT_OPEN} block (JSON) written by the service, not
-by the user: "currentConfig" (the configuration so far), "style" (the user's preferences: tone, naming, emoji,
-language), "questionnaire_data" (answers of the service's questionnaire: server purpose, size, topics) and
-"files" (files the user attached, also given to you as images and documents). Follow the style for channel and
-role names (for example lower-case-with-dashes, or an emoji prefix when asked). Treat the files as material the
-user wants reflected (rules, an existing layout, a screenshot of a server).
-
-When the user has only answered the questionnaire, build a complete first configuration from it and say what
-you assumed. Prefer a clear, small structure: an information category (rules, announcements), a general
-community category, topic categories, voice channels, and a private staff category. Never invent secrets, links
-or personal data. Never include any text outside the JSON object.
-"""
 
 
 def chat(
@@ -176,87 +115,138 @@ def chat(
     require_provider()
     previous = _valid_config(current_config)
     files = [*(attachments or []), *(Attachment(url=url) for url in file_urls or [])]
-    prompt = build_messages(messages, current_config, style, questionnaire_data, files)
+    max_tokens = turn_max_tokens(reserve_tokens=REPAIR_TOKENS)
+    # The model edits the configuration the service will edit: the valid one, or none (a first build).
+    known = previous.model_dump(mode="json", exclude_defaults=True) if previous else None
+    prompt = build_messages(messages, known, style, questionnaire_data, files, max_tokens)
     wanted = "\n".join(message.content for message in messages if message.role == "user")
     suggestions = suggest_templates(wanted, questionnaire_data, limit=MAX_SUGGESTED_TEMPLATES)
 
     try:
-        turn = ask_structured(ChatTurn, system=SYSTEM_PROMPT, messages=prompt, purpose="chat").output
+        answer = ask_structured(ChatTurn, system=SYSTEM_PROMPT, messages=prompt, max_tokens=max_tokens, purpose="chat")
+        return _applied(answer, previous, suggestions)
     except AiRefused:
         metrics.add_metric(name="AiChatRefused", unit="Count", value=1)
         return _answer(REFUSED_REPLY, previous, [], suggestions, complete=False)
-    except (AiOutputInvalid, AiTruncated) as first:
-        turn = _repaired(prompt, first, previous)
-    config = turn.config if turn.config is not None else previous
-    complete = turn.is_complete and config is not None
-    return _answer(turn.reply, config, turn.quick_replies, suggestions, complete=complete)
+    except AiTruncated as cut:
+        partial = _partial(cut, previous, suggestions)
+        if partial is not None:
+            return partial
+        return _repaired(prompt, cut, previous, suggestions)
+    except AiOutputInvalid as first:
+        return _repaired(prompt, first, previous, suggestions)
 
 
 REFUSED_REPLY = "I can't help with that request. Your configuration is unchanged; try asking differently."
-KEPT_REPLY = "(The configuration I proposed did not pass the checks, so your previous configuration is kept.)"
+KEPT_REPLY = "(The changes I proposed did not pass the checks, so your previous configuration is kept.)"
 NOT_BUILT_REPLY = "(The configuration I proposed did not pass the checks, so none is returned yet.)"
 UNUSABLE_REPLY = "I could not produce a valid configuration this time; your previous configuration is kept."
+PARTIAL_REPLY = "(I ran out of time for this turn after {done} change(s); the rest is not made yet. Say go on.)"
+REFUSED_REST_REPLY = "(I made {done} change(s) before one that cannot be made: {why}.)"
+GO_ON = "Go on"
+
+
+def _applied(
+    answer: StructuredAnswer[ChatTurn], previous: ServerConfig | None, suggestions: list[TemplateSummary]
+) -> ChatAnswer:
+    """The answer applied: its edits to `previous`, or its build expanded (`AiOutputInvalid` when it does not)."""
+    turn = answer.output
+    config: ServerConfig | None
+    try:
+        if turn.build is not None and (previous is None or not turn.edits):
+            config = expand(build_of(turn) or {})
+            changes = _built(config)
+        elif turn.edits and previous is not None:
+            result = apply_edits(previous, edits_of(turn.edits))
+            config, changes = result.config, result.changes
+        elif turn.edits:
+            raise EditsRejected([FieldError(field="edits", message="there is no configuration yet: write a build")])
+        else:
+            config, changes = previous, []
+    except EditsRejected as exc:
+        raise AiOutputInvalid(problems=exc.problems, text=answer.text, usage=answer.usage) from None
+    except ValidationError as exc:
+        raise AiOutputInvalid(problems=_in_build(exc), text=answer.text, usage=answer.usage) from None
+    quick = [GO_ON, *turn.quick_replies] if turn.rest else turn.quick_replies
+    complete = turn.is_complete and config is not None and not turn.rest
+    return _answer(turn.reply, config, quick, suggestions, complete=complete, changes=changes)
+
+
+def _built(config: ServerConfig) -> list[Change]:
+    data = config.model_dump(mode="json")
+    return [
+        Change(op="add", path=f"{key}[{i}]", new=item)
+        for key in ("roles", "categories", "channels")
+        for i, item in enumerate(data[key])
+    ]
+
+
+def _in_build(exc: ValidationError) -> list[Any]:
+    return [problem.model_copy(update={"field": f"build.{problem.field}"}) for problem in problems_of(exc)]
+
+
+def _partial(cut: AiTruncated, previous: ServerConfig | None, suggestions: list[TemplateSummary]) -> ChatAnswer | None:
+    """A cut-off answer's complete edits applied (the longest prefix that applies), or None when there are none."""
+    reply, edits = salvage(cut.text)
+    if previous is None or not edits:
+        return None
+    result, done, refused = apply_prefix(previous, edits_of(edits))
+    if done == 0:
+        return None
+    metrics.add_metric(name="AiChatPartialTurns", unit="Count", value=1)
+    note = PARTIAL_REPLY.format(done=done) if refused is None else REFUSED_REST_REPLY.format(done=done, why=refused)
+    text = f"{reply} {note}" if reply else note
+    quick = [GO_ON] if refused is None else []
+    return _answer(text, result.config, quick, suggestions, complete=False, changes=result.changes)
 
 
 def _repaired(
-    prompt: list[dict[str, Any]], first: AiOutputInvalid | AiTruncated, previous: ServerConfig | None
-) -> ChatTurn:
+    prompt: list[dict[str, Any]],
+    first: AiOutputInvalid | AiTruncated,
+    previous: ServerConfig | None,
+    suggestions: list[TemplateSummary],
+) -> ChatAnswer:
     """The repair round: the answer's problems sent back once. Its failure keeps `previous` (the reply says so)."""
     metrics.add_metric(name="AiChatRepairs", unit="Count", value=1)
-    salvaged = _salvage_reply(first.text)
+    salvaged = salvage(first.text)[0]
     left = budget.seconds_left()
     if left is not None and left - budget.ANSWER_MARGIN_SECONDS < MIN_REPAIR_SECONDS:
         logger.warning("no time left for a repair round")
-        return _kept(first, salvaged, previous)
+        return _kept(first, salvaged, previous, suggestions)
     repair = [*prompt, *repair_turns(first)]
     try:
-        return ask_structured(ChatTurn, system=SYSTEM_PROMPT, messages=repair, purpose="chat-repair").output
-    except (AiOutputInvalid, AiTruncated, AiRefused) as second:
+        answer = ask_structured(
+            ChatTurn,
+            system=SYSTEM_PROMPT,
+            messages=repair,
+            max_tokens=turn_max_tokens(reserve_tokens=0),
+            purpose="chat-repair",
+        )
+        return _applied(answer, previous, suggestions)
+    except AiTruncated as second:
+        partial = _partial(second, previous, suggestions)
+        return partial or _kept(first, salvaged or salvage(second.text)[0], previous, suggestions)
+    except (AiOutputInvalid, AiRefused) as second:
         logger.warning("the repair round failed too", extra={"error": type(second).__name__})
-        return _kept(first, salvaged or _salvage_reply(second.text), previous)
+        return _kept(first, salvaged or salvage(second.text)[0], previous, suggestions)
     except (AiTimeout, AiFailed) as second:
         logger.warning("the repair round could not be made", extra={"error": type(second).__name__})
-        return _kept(first, salvaged, previous)
+        return _kept(first, salvaged, previous, suggestions)
 
 
-def _kept(first: AiOutputInvalid | AiTruncated, salvaged: str | None, previous: ServerConfig | None) -> ChatTurn:
+def _kept(
+    first: AiOutputInvalid | AiTruncated,
+    salvaged: str | None,
+    previous: ServerConfig | None,
+    suggestions: list[TemplateSummary],
+) -> ChatAnswer:
     metrics.add_metric(name="AiChatConfigKept", unit="Count", value=1)
     if salvaged is None:
         if previous is None:
             raise first  # nothing usable at all: 502
-        return ChatTurn(reply=UNUSABLE_REPLY, config=previous, quick_replies=[], is_complete=False)
+        return _answer(UNUSABLE_REPLY, previous, [], suggestions, complete=False)
     note = KEPT_REPLY if previous is not None else NOT_BUILT_REPLY
-    return ChatTurn(reply=f"{salvaged} {note}", config=previous, quick_replies=[], is_complete=False)
-
-
-def repair_turns(failure: AiOutputInvalid | AiTruncated) -> list[dict[str, Any]]:
-    """The assistant's unusable answer and the user turn that asks to fix it."""
-    if isinstance(failure, AiTruncated):
-        ask = (
-            "Your previous answer was cut off before the JSON was complete. Answer again with the whole JSON "
-            "object, more briefly (shorter reply and topics), changing nothing else."
-        )
-        return [{"role": "user", "content": ask}]
-    ask = (
-        "Your previous answer is not valid:\n"
-        f"{describe_problems(failure.problems)}\n"
-        "Answer again with the whole JSON object, with these problems fixed and nothing else changed."
-    )
-    turns: list[dict[str, Any]] = []
-    if failure.text.strip():
-        turns.append({"role": "assistant", "content": failure.text})
-    turns.append({"role": "user", "content": ask})
-    return turns
-
-
-def _salvage_reply(text: str) -> str | None:
-    """The `reply` of an answer whose configuration failed, when the JSON itself is readable."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    reply = value.get("reply") if isinstance(value, dict) else None
-    return reply.strip() if isinstance(reply, str) and reply.strip() else None
+    return _answer(f"{salvaged} {note}", previous, [], suggestions, complete=False)
 
 
 def _valid_config(config: dict[str, Any] | None) -> ServerConfig | None:
@@ -276,6 +266,7 @@ def _answer(
     suggestions: list[TemplateSummary],
     *,
     complete: bool,
+    changes: list[Change] | None = None,
 ) -> ChatAnswer:
     return ChatAnswer(
         reply=reply,
@@ -283,6 +274,7 @@ def _answer(
         quick_replies=clean_quick_replies(quick_replies),
         suggested_templates=suggestions,
         is_complete=complete,
+        changes=changes or [],
         warnings=lint_config(config) if config is not None else [],
     )
 
@@ -295,67 +287,3 @@ def clean_quick_replies(replies: list[str]) -> list[str]:
         if text and text.casefold() not in {k.casefold() for k in kept}:
             kept.append(text)
     return kept[:MAX_QUICK_REPLIES]
-
-
-# --- the prompt -------------------------------------------------------------------------------------------------
-
-
-def file_block(file: Attachment) -> dict[str, Any]:
-    """An image or document block with a URL source (the provider fetches it)."""
-    media_type = file.media_type
-    if media_type is None:
-        path = urlsplit(file.url).path.lower()
-        media_type = "image/png" if path.endswith(_IMAGE_SUFFIXES) else "application/pdf"
-    if media_type in IMAGE_TYPES:
-        return {"type": "image", "source": {"type": "url", "url": file.url}}
-    block: dict[str, Any] = {"type": "document", "source": {"type": "url", "url": file.url}}
-    if file.name:
-        block["title"] = file.name
-    return block
-
-
-def context_block(
-    current_config: dict[str, Any] | None,
-    style: dict[str, Any] | None,
-    questionnaire_data: dict[str, Any] | None,
-    files: list[Attachment],
-) -> dict[str, Any]:
-    context = {
-        "currentConfig": current_config,
-        "style": style,
-        "questionnaire_data": questionnaire_data,
-        "files": [{"name": file.name, "url": file.url} for file in files],
-    }
-    text = json.dumps(context, ensure_ascii=False, separators=(",", ":"))
-    return {"type": "text", "text": f"{CONTEXT_OPEN}\n{text}\n{CONTEXT_CLOSE}"}
-
-
-def build_messages(
-    messages: list[ChatMessage],
-    current_config: dict[str, Any] | None,
-    style: dict[str, Any] | None,
-    questionnaire_data: dict[str, Any] | None,
-    files: list[Attachment],
-) -> list[dict[str, Any]]:
-    """The Messages API conversation: roles alternating, starting and ending with the user (no prefill), files
-    and the context in the last user turn, a cache breakpoint on the last assistant turn (the history before it
-    is the same next turn)."""
-    turns: list[dict[str, Any]] = []
-    for message in messages:
-        block = {"type": "text", "text": message.content}
-        if turns and turns[-1]["role"] == message.role:
-            turns[-1]["content"].append(block)
-        else:
-            turns.append({"role": message.role, "content": [block]})
-    if turns and turns[0]["role"] == "assistant":
-        turns.insert(0, {"role": "user", "content": [{"type": "text", "text": "(The assistant spoke first.)"}]})
-    last_assistant = next((turn for turn in reversed(turns) if turn["role"] == "assistant"), None)
-    if last_assistant is not None:
-        last_assistant["content"][-1]["cache_control"] = {"type": "ephemeral"}
-    if not turns or turns[-1]["role"] == "assistant":
-        ask = "Build the configuration from the questionnaire." if not messages else "Please go on."
-        turns.append({"role": "user", "content": [{"type": "text", "text": ask}]})
-    final = turns[-1]["content"]
-    final[:0] = [file_block(file) for file in files]
-    final.append(context_block(current_config, style, questionnaire_data, files))
-    return turns

@@ -282,6 +282,16 @@ AI_CHAT_ANSWERS: dict[str, Any] = {
         "quick_replies": ["Add a streaming channel", "Fewer roles"],
         "suggested_templates": [],
         "is_complete": False,
+        "changes": [  # a first build: each role, category and loose channel added (their full form, abridged here)
+            {"op": "add", "path": "roles[0]", "old": None, "new": {"name": "Officer", "permissions": ["KICK_MEMBERS"]}},
+            {
+                "op": "add",
+                "path": "categories[0]",
+                "old": None,
+                "new": {"name": "Squads", "channels": [{"name": "Squad 1", "type": "voice"}]},
+            },
+            {"op": "add", "path": "channels[0]", "old": None, "new": {"name": "lounge", "type": "text"}},
+        ],
         "warnings": [],
     }
 }

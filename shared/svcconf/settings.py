@@ -103,6 +103,9 @@ class Settings(BaseModel):
     # One provider call's own cap; the invocation's time left (svcconf.budget) clips it further.
     ai_timeout_seconds: float = Field(25.0, gt=0, alias="SVC_AI_TIMEOUT_SECONDS")
     ai_max_tokens: int = Field(8192, ge=256, le=21333, alias="SVC_AI_MAX_TOKENS")
+    # The model's pace (a Sonnet-class model's): max_tokens is what it writes in the time a turn has left.
+    ai_first_token_seconds: float = Field(1.8, ge=0, alias="SVC_AI_FIRST_TOKEN_SECONDS")
+    ai_output_tokens_per_second: float = Field(63.0, gt=0, alias="SVC_AI_OUTPUT_TOKENS_PER_SECOND")
 
     # CORS for the web app
     cors_allow_origin: str = Field("*", alias="SVC_CORS_ALLOW_ORIGIN")

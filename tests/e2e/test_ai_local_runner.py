@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import requests
 
+from local.samples import large_community
 from svcconf.config import ServerConfig
 from tests.e2e.conftest import REQUEST_TIMEOUT_SECONDS, LocalService, running
 
@@ -79,3 +80,63 @@ def test_the_local_model_serves_a_whole_conversation(local_ai_service: LocalServ
     assert len(calls) == 2
     assert calls[0]["ai_usage"]["cache_creation_input_tokens"] > 0
     assert calls[1]["ai_usage"]["cache_read_input_tokens"] > 0
+
+
+# ---------------------------------------------------------------- at a real model's pace (the local model's default)
+
+
+def _channels(config: dict[str, Any]) -> list[tuple[str, str]]:
+    inside = [
+        (category["name"], channel["name"]) for category in config["categories"] for channel in category["channels"]
+    ]
+    return inside + [("", channel["name"]) for channel in config.get("channels", [])]
+
+
+def test_a_one_line_edit_on_40_roles_and_120_channels_answers_within_10_seconds(local_ai_service) -> None:
+    current = ServerConfig.model_validate(large_community(40, 8, 120)).model_dump(mode="json")
+    body = {
+        "messages": [{"role": "user", "content": "Add a text channel named memes-corner to Area 1"}],
+        "currentConfig": current,
+    }
+    chat(local_ai_service, body)  # the function's sandbox warm, as it is for every turn but a cold start's
+    started = time.monotonic()
+
+    response = chat(local_ai_service, body)
+
+    elapsed = time.monotonic() - started
+    assert response.status_code == 200, response.text
+    assert elapsed < 10
+    config = response.json()["config"]
+    assert [role["name"] for role in config["roles"]] == [role["name"] for role in current["roles"]]
+    assert set(_channels(current)) < set(_channels(config))
+    assert ("Area 1", "memes-corner") in _channels(config)
+    [change] = response.json()["changes"]
+    assert (change["op"], change["path"], change["new"]["name"]) == (
+        "add",
+        "categories[0].channels[15]",
+        "memes-corner",
+    )
+
+
+def test_ten_categories_of_ten_channels_on_250_roles_is_built_as_far_as_the_time_allows(local_ai_service) -> None:
+    # 250 roles and 390 channels: the 110 asked fit the platform's 500, so only the turn's time limits them
+    current = large_community(250, 10, 380)
+    body = {
+        "messages": [{"role": "user", "content": "Add ten categories with ten channels each"}],
+        "currentConfig": current,
+    }
+    started = time.monotonic()
+
+    response = chat(local_ai_service, body)
+
+    elapsed = time.monotonic() - started
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    config = ServerConfig.model_validate(answer["config"])
+    assert len(config.roles) == 250
+    assert 390 < config.channel_count() < 500  # part of it, each edit whole
+    assert answer["is_complete"] is False
+    assert answer["quick_replies"] == ["Go on"]
+    assert "ran out of time" in answer["reply"]
+    assert len(answer["changes"]) == config.channel_count() - 390
+    assert elapsed < 26

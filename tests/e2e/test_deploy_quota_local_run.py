@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from tests.e2e.conftest import LocalService, running
-from tests.e2e.test_deploy import BUILD_GUILD, Deployer
+from tests.e2e.deploy_client import BUILD_GUILD, Deployer
 
 pytestmark = pytest.mark.e2e
 

@@ -1,12 +1,11 @@
 """svcAiChat through its handler, as in AWS (the key from Secrets Manager, the function's time budget), against
-the fake Messages API over loopback HTTP: conversations, malformed output repaired or rejected, refusals,
-truncation, provider failures and timeouts, files, transport and auth."""
+the fake Messages API over loopback HTTP: conversations, provider failures and timeouts, files, transport and
+auth (the model's answers that do not apply: test_svc_ai_chat_answers.py)."""
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import boto3
@@ -15,74 +14,19 @@ from aws_lambda_powertools.utilities import parameters
 
 from local.ai_model import Step
 from local.samples import large_community
-from local.template import load_template
-from svcconf import budget
-from svcconf.ai_chat import KEPT_REPLY, NOT_BUILT_REPLY, REFUSED_REPLY, UNUSABLE_REPLY
-from svcconf.config import ServerConfig
 from svcconf.settings import get_settings
-from tests.ai_helpers import TEST_KEY
-from tests.integration.conftest import ROOT, bearer
+from tests.integration.ai_chat_helpers import (
+    CURRENT,
+    MIB,
+    TIMEOUT_SECONDS,
+    ask,
+    assert_valid_or_none,
+    chat,
+    turn,
+    user,
+)
 
-FUNCTION = "SvcAiChatFunction"
-TIMEOUT_SECONDS = int(load_template(ROOT / "template.yaml").resources[FUNCTION]["Properties"]["Timeout"])
-MIB = 1024 * 1024
-
-
-@dataclass
-class FunctionContext:
-    remaining_millis: int
-
-    def get_remaining_time_in_millis(self) -> int:
-        return self.remaining_millis
-
-
-CURRENT = {
-    "name": "Night Owls",
-    "roles": [{"name": "Mods", "color": "#3498DB", "permissions": ["KICK_MEMBERS", "MANAGE_MESSAGES"]}],
-    "categories": [
-        {
-            "name": "Staff",
-            "overwrites": [
-                {"role": "@everyone", "deny": ["VIEW_CHANNEL"]},
-                {"role": "Mods", "allow": ["VIEW_CHANNEL"]},
-            ],
-            "channels": [{"name": "mod-chat", "type": "text"}],
-        }
-    ],
-    "channels": [{"name": "general", "type": "text"}],
-}
-CURRENT_NORMALISED = ServerConfig.model_validate(CURRENT).model_dump(mode="json")
-
-
-@pytest.fixture
-def chat(aws, fake_provider, function_environment, monkeypatch):
-    """The function's environment from template.yaml, the key in its Secrets Manager secret, a 26 s budget."""
-    function_environment(FUNCTION)
-    secret_id = aws.environment_for(FUNCTION)["ANTHROPIC_API_KEY_SECRET_ID"]
-    boto3.client("secretsmanager", region_name="us-east-1").put_secret_value(SecretId=secret_id, SecretString=TEST_KEY)
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)  # the key comes from the secret, as in AWS
-    start_budget = budget.start  # each invocation starts with the function's whole Timeout left, as in Lambda
-    monkeypatch.setattr(budget, "start", lambda _context: start_budget(FunctionContext(TIMEOUT_SECONDS * 1000)))
-    get_settings.cache_clear()
-    parameters.clear_caches()
-    return fake_provider
-
-
-def ask(invoke, body: dict[str, Any] | str, **kwargs):
-    return invoke("svcAiChat", body, headers=bearer(), **kwargs)
-
-
-def turn(reply: str = "Done.", config: Any = None, quick_replies: Any = None, complete: bool = False) -> dict:
-    return {"reply": reply, "config": config, "quick_replies": quick_replies or [], "is_complete": complete}
-
-
-def user(text: str) -> dict[str, str]:
-    return {"role": "user", "content": text}
-
-
-def assert_valid_or_none(config: Any) -> None:
-    if config is not None:
-        assert ServerConfig.model_validate(config).model_dump(mode="json") == config
+__all__ = ["chat"]  # the fixture, used by name
 
 
 # ---------------------------------------------------------------- conversations
@@ -93,7 +37,9 @@ def test_a_questionnaire_alone_gets_a_first_configuration(invoke, chat) -> None:
 
     assert response.status == 200
     body = response.body
-    assert set(body) == {"reply", "config", "quick_replies", "suggested_templates", "is_complete", "warnings"}
+    assert set(body) == {
+        *("reply", "config", "quick_replies", "suggested_templates", "is_complete", "changes", "warnings"),
+    }
     assert body["config"]["name"] == "Study Buddies"
     assert_valid_or_none(body["config"])
     assert "study server" in body["reply"]
@@ -120,6 +66,11 @@ def test_a_multi_turn_conversation_edits_the_configuration_and_reads_the_prompt_
 
     channels = [c["name"] for category in second["config"]["categories"] for c in category["channels"]]
     assert "Raid Night" in channels
+    [added] = second["changes"]
+    assert (added["op"], added["new"]["name"], added["new"]["type"]) == ("add", "Raid Night", "voice")
+    assert added["path"].startswith("categories[")
+    assert ".channels[" in added["path"]
+    assert {change["op"] for change in third["changes"]} == {"remove"}  # the role, and nothing else changed
     assert "Member" not in [role["name"] for role in third["config"]["roles"]]
     assert (first["is_complete"], second["is_complete"], third["is_complete"]) == (False, False, True)
     for answer in (first, second, third):
@@ -146,7 +97,7 @@ def test_warnings_are_the_permission_safety_lint_of_the_returned_configuration(i
             {"name": "lobby", "overwrites": [{"role": "@everyone", "allow": ["MANAGE_CHANNELS", "VIEW_CHANNEL"]}]}
         ],
     }
-    chat.script(Step(json=turn(config=unsafe)))
+    chat.script(Step(json=turn(build=unsafe)))
 
     body = ask(invoke, {"messages": [user("Let everyone manage channels")]}).body
 
@@ -158,7 +109,7 @@ def test_warnings_are_the_permission_safety_lint_of_the_returned_configuration(i
 
 def test_quick_replies_are_at_most_four_short_distinct_answers(invoke, chat) -> None:
     replies = ["Yes", "yes", "  ", "No", "x" * 200, "Maybe", "Later", "Never"]
-    chat.script(Step(json=turn(config=CURRENT, quick_replies=replies)))
+    chat.script(Step(json=turn(build=CURRENT, quick_replies=replies)))
 
     body = ask(invoke, {"messages": [user("hi")]}).body
 
@@ -166,131 +117,9 @@ def test_quick_replies_are_at_most_four_short_distinct_answers(invoke, chat) -> 
 
 
 def test_is_complete_needs_a_configuration(invoke, chat) -> None:
-    chat.script(Step(json=turn(config=None, complete=True)))
+    chat.script(Step(json=turn(build=None, complete=True)))
     body = ask(invoke, {"messages": [user("done")]}).body
     assert (body["config"], body["is_complete"]) == (None, False)
-
-
-# ---------------------------------------------------------------- malformed output: repaired or rejected
-
-BAD_CONFIGS: list[Any] = [
-    {"name": ""},
-    {"name": "x" * 101},
-    {"name": "A", "roles": [{"name": "Boss", "permissions": ["SUPERUSER"]}]},
-    {"name": "A", "roles": [{"name": "Mods"}, {"name": "mods"}]},
-    {"name": "A", "channels": [{"name": "c", "overwrites": [{"role": "Ghosts", "allow": ["VIEW_CHANNEL"]}]}]},
-    {"name": "A", "roles": [{"name": "@everyone"}]},
-    {"name": "A", "roles": [{"name": "Red", "color": "red"}]},
-    {"name": "A", "roles": [{"name": "Big", "color": 0x1000000}]},
-    {"name": "A", "channels": [{"name": "c", "type": "video"}]},
-    {"name": "A", "channels": [{"name": "c", "slowmode_seconds": 99999}]},
-    {"name": "A", "channels": [{"name": "c", "type": "text", "user_limit": 5}]},
-    {"name": "A", "channels": [{"name": "c", "type": "text", "topic": "t" * 2000}]},
-    {"name": "A", "categories": [{"name": "Big", "channels": [{"name": f"c{i}"} for i in range(51)]}]},
-    {"name": "A", "channels": [{"name": f"c{i}"} for i in range(501)]},
-    {
-        "name": "A",
-        "channels": [{"name": "c", "overwrites": [{"role": "@everyone", "allow": ["SPEAK"], "deny": ["SPEAK"]}]}],
-    },
-    {"name": "A", "channels": [{"name": "c", "overwrites": [{"role": "@everyone"}, {"role": "@everyone"}]}]},
-    "my server",
-    {"name": "A", "roles": "Admin"},
-    {"name": "A", "roles": [{"name": "Admin", "permissions": 8}]},
-    {"name": "A", "channels": [{"name": ""}]},
-    {"roles": []},
-]
-BAD_ENVELOPES = [
-    "not json at all",
-    "",
-    '{"reply": "hi"}',
-    "[]",
-    "null",
-    '{"reply": 5, "config": null, "quick_replies": [], "is_complete": false}',
-    '{"reply": "ok", "config": {"name": "A"',
-    '{"reply": "ok", "config": null, "quick_replies": "Yes", "is_complete": false}',
-    '{"reply": "ok", "config": null, "quick_replies": [], "is_complete": "maybe"}',
-]
-MALFORMED = [json.dumps(turn("Here it is.", config)) for config in BAD_CONFIGS] + BAD_ENVELOPES
-
-
-def test_there_are_over_twenty_malformed_outputs() -> None:
-    assert len(MALFORMED) > 20
-
-
-@pytest.mark.parametrize("bad", MALFORMED, ids=range(len(MALFORMED)))
-def test_malformed_output_twice_never_returns_an_invalid_configuration(invoke, chat, bad) -> None:
-    chat.script(Step(text=bad), Step(text=bad))  # the answer and its repair round are both unusable
-
-    response = ask(invoke, {"messages": [user("Build it")], "currentConfig": CURRENT})
-
-    assert response.status == 200
-    body = response.body
-    assert body["config"] == CURRENT_NORMALISED  # the previous configuration, never the invalid one
-    assert body["reply"].endswith(KEPT_REPLY) or body["reply"] == UNUSABLE_REPLY
-    assert body["is_complete"] is False
-    assert len(chat.requests) == 2  # one repair round, no more
-
-
-@pytest.mark.parametrize("bad", MALFORMED, ids=range(len(MALFORMED)))
-def test_malformed_output_without_a_previous_configuration_returns_none_or_502(invoke, chat, bad) -> None:
-    chat.script(Step(text=bad), Step(text=bad))
-
-    response = ask(invoke, {"messages": [user("Build it")]})
-
-    if response.status == 200:
-        assert response.body["config"] is None
-        assert response.body["reply"].endswith(NOT_BUILT_REPLY)
-    else:
-        assert response.status == 502
-        assert response.body["error"] == "Error"
-
-
-@pytest.mark.parametrize("bad", BAD_CONFIGS[:8], ids=range(8))
-def test_an_invalid_configuration_is_repaired_in_one_round_with_its_errors(invoke, chat, bad) -> None:
-    chat.script(Step(text=json.dumps(turn("Here it is.", bad))))  # then the local model answers the repair
-
-    response = ask(invoke, {"messages": [user("Add a role named VIP")], "currentConfig": CURRENT})
-
-    assert response.status == 200
-    assert_valid_or_none(response.body["config"])
-    assert [role["name"] for role in response.body["config"]["roles"]] == ["Mods", "VIP"]  # repaired, not kept
-    assert response.body["reply"].startswith("Added the role VIP.")
-    first, repair = (request.body["messages"] for request in chat.requests)
-    assert repair[: len(first)] == first  # the same conversation, then the failed answer and the problems
-    assert repair[-2] == {"role": "assistant", "content": json.dumps(turn("Here it is.", bad))}
-    assert repair[-1]["content"].startswith("Your previous answer is not valid:\n- config")
-
-
-def test_a_truncated_answer_is_asked_again_more_briefly(invoke, chat) -> None:
-    chat.script(Step(text='{"reply": "Here', stop_reason="max_tokens"))
-
-    response = ask(invoke, {"messages": [user("A music server")]})
-
-    assert response.status == 200
-    assert response.body["config"]["name"] == "Music Lounge"
-    repair = chat.requests[1].body["messages"]
-    assert repair[-1]["role"] == "user"
-    assert "cut off" in repair[-1]["content"]
-
-
-def test_a_refusal_keeps_the_configuration(invoke, chat) -> None:
-    chat.script(Step(text="", stop_reason="refusal"))
-
-    body = ask(invoke, {"messages": [user("something harmful")], "currentConfig": CURRENT}).body
-
-    assert body["reply"] == REFUSED_REPLY
-    assert body["config"] == CURRENT_NORMALISED
-    assert body["is_complete"] is False
-
-
-def test_an_invalid_current_configuration_is_never_returned(invoke, chat) -> None:
-    invalid = {"name": "Broken", "roles": [{"name": "A", "permissions": ["NOPE"]}]}
-    bad = json.dumps(turn("Kept.", {"name": ""}))
-    chat.script(Step(text=bad), Step(text=bad))
-
-    body = ask(invoke, {"messages": [user("fix it")], "currentConfig": invalid}).body
-
-    assert body["config"] is None
 
 
 # ---------------------------------------------------------------- provider failures and time
@@ -320,7 +149,7 @@ def test_one_overload_is_retried_and_answered(invoke, chat) -> None:
 
 
 def test_a_provider_slower_than_the_budget_is_a_504_before_the_lambda_times_out(invoke, chat) -> None:
-    chat.script(Step(delay=TIMEOUT_SECONDS + 10, json=turn(config=CURRENT)))
+    chat.script(Step(delay=TIMEOUT_SECONDS + 10, json=turn(build=CURRENT)))
     started = time.monotonic()
 
     response = ask(invoke, {"messages": [user("hi")]})

@@ -24,11 +24,12 @@ from svcconf.ai import (
     require_provider,
 )
 from svcconf.ai.client import ask_structured
+from svcconf.ai.pace import cache_min_tokens
 from svcconf.observability import metrics
 from svcconf.settings import get_settings
 from tests.ai_helpers import TEST_KEY
 
-LONG_SYSTEM = "You answer with a greeting. " * 200  # ~1,400 tokens: above the local model's cache floor
+LONG_SYSTEM = "You answer with a greeting. " * 400  # ~2,800 tokens: above the configured model's cache minimum
 
 
 class Greeting(BaseModel):
@@ -113,7 +114,7 @@ def test_usage_is_logged_per_call_with_cache_writes_then_reads(fake_provider, ca
     ask(system=LONG_SYSTEM)
 
     first, second = ai_call_logs(caplog)
-    assert first["ai_usage"]["cache_creation_input_tokens"] > 1024
+    assert first["ai_usage"]["cache_creation_input_tokens"] >= cache_min_tokens(get_settings().ai_model)
     assert first["ai_usage"]["cache_read_input_tokens"] == 0
     assert second["ai_usage"]["cache_read_input_tokens"] == first["ai_usage"]["cache_creation_input_tokens"]
     assert second["ai_usage"]["cache_creation_input_tokens"] == 0

@@ -12,8 +12,11 @@ from local.ai_model import LOCAL_API_KEY, Request, instance_of, responder
 from local.ai_model.chat import THEMES, chat_turn
 from local.ai_model.responders import answer
 from svcconf.ai_chat import ChatMessage as Message
-from svcconf.ai_chat import ChatTurn, build_messages
+from svcconf.ai_chat_prompt import build_messages
+from svcconf.ai_turn import ChatTurn, build_of, edits_of
 from svcconf.config import ServerConfig
+from svcconf.config.compact import expand
+from svcconf.config.edits import apply_edits
 
 HEADERS = {"authorization": f"Bearer {LOCAL_API_KEY}", "anthropic-version": "2026-10-21"}
 
@@ -129,36 +132,54 @@ def test_a_schema_without_a_responder_gets_a_generic_instance() -> None:
 # ---------------------------------------------------------------- svcAiChat's answers
 
 
+def built(turn: ChatTurn) -> ServerConfig:
+    return expand(build_of(turn) or {})
+
+
+def applied(turn: ChatTurn, start: ServerConfig) -> ServerConfig:
+    return apply_edits(start, edits_of(turn.edits or [])).config
+
+
 @pytest.mark.parametrize("theme", sorted(THEMES))
 def test_every_theme_builds_a_valid_configuration(theme) -> None:
     words = " ".join(THEMES[theme]["words"][:1]) or "friends"
     result = ChatTurn.model_validate(chat_turn(chat_request(f"A {words} server please")))
-    assert result.config is not None
+    assert built(result).roles
+    assert result.edits is None
     assert theme in result.reply
 
 
+def test_a_first_build_is_sized_by_the_questionnaire_and_stays_compact() -> None:
+    turn = chat_turn(chat_request(questionnaire={"purpose": "gaming", "roles": 20, "channels": 60}))
+
+    config = built(ChatTurn.model_validate(turn))
+
+    assert (len(config.roles), config.channel_count()) == (20, 60)
+    assert len(json.dumps(turn, separators=(",", ":"))) // 4 <= 1200  # output tokens, as the local model counts
+
+
 def test_edits_change_the_current_configuration_and_stay_valid() -> None:
-    start = ChatTurn.model_validate(chat_turn(chat_request("gaming"))).config.model_dump(mode="json")
+    start = built(ChatTurn.model_validate(chat_turn(chat_request("gaming"))))
     asked = (
         "Add a voice channel named Raid Night. Add a role called VIP. Remove the role Moderator. "
         "Remove the channel off-topic. Rename the server to Night Owls"
     )
+    current = start.model_dump(mode="json", exclude_defaults=True)
 
-    result = ChatTurn.model_validate(chat_turn(chat_request("gaming", "ok", asked, current=start)))
+    result = ChatTurn.model_validate(chat_turn(chat_request("gaming", "ok", asked, current=current)))
 
-    config = result.config
+    config = applied(result, start)
     assert config.name == "Night Owls"
     assert "VIP" in config.role_names()
     assert "Moderator" not in config.role_names()
     channels = [(c.name, c.type) for category in config.categories for c in category.channels]
     assert ("Raid Night", "voice") in channels
     assert "off-topic" not in [name for name, _ in channels]
-    # the removed role's overwrites went with it, or the configuration would not validate
-    assert ServerConfig.model_validate(config.model_dump())
+    assert len(json.dumps([e.model_dump(exclude_none=True) for e in result.edits or []])) // 4 < 200
 
 
 def test_the_questionnaire_names_the_server_and_done_completes() -> None:
     first = ChatTurn.model_validate(chat_turn(chat_request(questionnaire={"server_name": "Chess Club"})))
     done = ChatTurn.model_validate(chat_turn(chat_request("x", "y", "Looks good, done")))
-    assert first.config.name == "Chess Club"
+    assert built(first).name == "Chess Club"
     assert (first.is_complete, done.is_complete) == (False, True)

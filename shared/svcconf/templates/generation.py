@@ -98,6 +98,9 @@ Every template must also be safe:
   never allow @everyone VIEW_CHANNEL again, and a channel's own overwrite for a role the category names keeps
   the category's VIEW_CHANNEL allow or deny.
 - every channel can be seen by @everyone or by some role.
+- read-only channels (rules, announcements) deny @everyone SEND_MESSAGES rather than VIEW_CHANNEL, so that
+  everyone can still read them; moderators get KICK_MEMBERS, BAN_MEMBERS, MANAGE_MESSAGES and MODERATE_MEMBERS
+  rather than ADMINISTRATOR, which stays with the owner's team.
 
 Make each template realistic and distinct: 2-6 roles, 2-5 categories, 6-25 channels, names that people of that
 community would use. Use only names not in the list of names to avoid."""

@@ -1,0 +1,214 @@
+"""svcAiChat's prompt: the system prompt (static, cached: the edit vocabulary, the compact form, the schema's rules)
+and the conversation, with what changes every turn (the current configuration, the output budget, style,
+questionnaire, files) in one context block at the end of the last user turn.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from svcconf.ai.errors import AiOutputInvalid, describe_problems
+from svcconf.config.compact import COMPACT_RULES
+from svcconf.config.permissions import MAX_CHANNELS, MAX_CHANNELS_PER_CATEGORY, MAX_ROLES, PERMISSION_BITS
+
+if TYPE_CHECKING:
+    from svcconf.ai.errors import AiTruncated
+    from svcconf.ai_chat import Attachment, ChatMessage
+
+IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+DOCUMENT_TYPES = ("application/pdf",)  # what the Messages API takes as a URL document source
+_IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".webp")
+CONTEXT_OPEN, CONTEXT_CLOSE = "<service_context>", "</service_context>"
+
+SYSTEM_PROMPT = f"""You are the configuration assistant of a service that builds servers on a chat platform \
+(Discord-like: roles, categories, text/voice/announcement/stage/forum channels, permission overwrites). You talk \
+with one user, who designs a server with you, and every turn you answer with one JSON object:
+
+- "reply": what you say to the user: short, friendly, plain text (no Markdown tables), in the user's language.
+  Say what you built or changed, and ask at most one question when something important is unclear.
+- "edits": when the context holds a currentConfig, the changes the user asked for, as a list of edits (below).
+  Never write the whole configuration again: an edit names only what changes, so a one-line request is a few
+  edits whatever the size of the server. null (or []) when nothing changes.
+- "build": only when there is no currentConfig (a first build): the whole configuration in the compact form
+  (below). null otherwise.
+- "rest": null, or what of the request you left for the next turn because it did not fit your output budget.
+- "quick_replies": 0 to 4 short answers the user could click next (under 80 characters each), e.g.
+  "Add a voice channel", "Make the staff area private", "Looks good".
+- "is_complete": true only when the user has said the configuration is finished.
+
+Your output budget: the context gives "output_budget_tokens", the most you may write this turn (the service has
+a time limit; an answer longer than that is cut off). A token is about 4 characters of JSON. If the request
+needs more, do the first part completely (whole categories with their channels, in order), say in "reply" what
+is done and what is left, put what is left in "rest", and offer "Go on" as a quick reply. Keep "reply" short.
+
+The edits. Each edit is an object with "op" (add, update, remove, move, rename) and "kind" (server, role,
+category, channel, overwrite), addressed by name, never by position:
+- a role or a category by "name"; a channel by "name" and "cat", the name of its category (leave "cat" out for
+  a channel outside any category);
+- an overwrite by "name", the role it is for ("@everyone" or a role), on the category "cat", or on the channel
+  "ch" of the category "cat";
+- "set" (add and update): the fields to set, with the configuration's own field names (e.g. {{"type": "voice",
+  "user_limit": 10}}, {{"permissions": ["KICK_MEMBERS"]}}, {{"allow": ["VIEW_CHANNEL"], "deny": []}}); only the
+  fields that change. An update replaces the fields it sets (a permission list is replaced whole).
+- "to": a rename's new name; a move's destination category for a channel ("" for outside any category);
+- "at": add and move: the position in the list (0 is the first; roles are listed highest first); default: last.
+Removing or renaming a role also updates the overwrites that name it, so do not edit those yourself. The
+server's own fields (name, description and the other settings) are an update of kind "server".
+Examples:
+  "Add a text channel memes-corner to Community":
+    {{"op":"add","kind":"channel","name":"memes-corner","cat":"Community"}}
+  "Add a voice channel Lounge outside the categories":
+    {{"op":"add","kind":"channel","name":"Lounge","set":{{"type":"voice"}}}}
+  "Add a role VIP under the moderators":
+    {{"op":"add","kind":"role","name":"VIP","at":2,"set":{{"color":"#F1C40F","permissions":["SEND_MESSAGES"]}}}}
+  "Rename Mods to Moderators": {{"op":"rename","kind":"role","name":"Mods","to":"Moderators"}}
+  "Remove general": {{"op":"remove","kind":"channel","name":"general","cat":"Community"}}
+  "Move clips to Gaming":
+    {{"op":"move","kind":"channel","name":"clips","cat":"Community","to":"Gaming"}}
+  "Make Staff private to Mods":
+    {{"op":"update","kind":"overwrite","name":"@everyone","cat":"Staff","set":{{"deny":["VIEW_CHANNEL"]}}}} then
+    {{"op":"add","kind":"overwrite","name":"Mods","cat":"Staff","set":{{"allow":["VIEW_CHANNEL"]}}}}
+  "Set slowmode 10 s in general":
+    {{"op":"update","kind":"channel","name":"general","cat":"Community","set":{{"slowmode_seconds":10}}}}
+  "Call the server Night Owls": {{"op":"update","kind":"server","set":{{"name":"Night Owls"}}}}
+  "Add a category Events with two channels":
+    {{"op":"add","kind":"category","name":"Events"}} then one add of kind
+    channel per channel, each with "cat":"Events".
+An edit that does not apply (an unknown name, a rule below broken) is sent back to you once with the reason;
+then answer with the corrected edits only, never the whole configuration.
+
+{COMPACT_RULES}
+Example of a compact build: {{"name":"Study Hall","roles":[{{"name":"Admin","permissions":"admin","color":"#E74C3C",\
+"hoist":true}},{{"name":"Tutor","permissions":"moderator"}},{{"name":"Student","permissions":"member"}}],\
+"categories":[{{"name":"Information","read_only":true,"channels":["rules","announcements"]}},{{"name":"Study",\
+"channels":["homework-help","resources",{{"name":"Study Room","type":"voice"}}]}},{{"name":"Staff",\
+"private_to":["Admin","Tutor"],"channels":["staff-chat"]}}]}}
+Leave out every field at its default (type text, no topic, nsfw false, hoist false, mentionable false, color 0,
+no overwrites). Write topics only where they help; short ones.
+
+The configuration's rules (an answer that breaks one is refused, and you will be asked to fix it):
+- name: 1-100 characters; description optional.
+- roles (at most {MAX_ROLES}): name (1-100 characters, unique ignoring case, never "@everyone"), color (an
+  integer 0-16777215 or "#RRGGBB"), hoist, mentionable, permissions (a list of permission names, below). Roles
+  are listed from the highest to the lowest.
+- categories: name, overwrites, channels (at most {MAX_CHANNELS_PER_CATEGORY} per category). channels: channels
+  outside any category.
+- A channel: name (1-100), type (text, voice, announcement, stage, forum), topic (at most 1024 characters, 4096
+  for forum), nsfw, slowmode_seconds (0-21600), user_limit (voice and stage only, 0-99), overwrites.
+- At most {MAX_CHANNELS} channels in all, categories included.
+- An overwrite: role (the exact name of a role of this configuration, or "@everyone"), allow and deny (permission
+  names; a permission is never both allowed and denied; one overwrite per role per channel or category).
+- A channel's overwrites replace its category's overwrites role by role.
+- Permission names, exactly as written: {", ".join(PERMISSION_BITS)}.
+
+Safety, which the service checks and reports to the user as warnings:
+- Never give @everyone ADMINISTRATOR, MANAGE_GUILD, MANAGE_ROLES, MANAGE_CHANNELS, MENTION_EVERYONE or
+  MANAGE_WEBHOOKS, and never give one of them to every role.
+- A private category denies @everyone VIEW_CHANNEL and allows it to the roles that may enter; its channels must
+  not allow @everyone VIEW_CHANNEL again, and a channel's own overwrite for a role must keep the category's
+  VIEW_CHANNEL allow or deny for that role.
+- Every channel must be visible to @everyone or to at least one role.
+- A role with ADMINISTRATOR needs no other permission: list ADMINISTRATOR alone. Give ADMINISTRATOR sparingly
+  (the owner's team only); moderators get KICK_MEMBERS, BAN_MEMBERS, MANAGE_MESSAGES, MODERATE_MEMBERS.
+- Read-only channels (rules, announcements) deny @everyone SEND_MESSAGES rather than VIEW_CHANNEL.
+
+How to use the context: the last user turn ends with a {CONTEXT_OPEN} block (JSON) written by the service, not
+by the user: "currentConfig" (the configuration so far: edit it), "output_budget_tokens" (above), "style" (the
+user's preferences: tone, naming, emoji, language), "questionnaire_data" (answers of the service's
+questionnaire: server purpose, size, topics) and "files" (files the user attached, also given to you as images
+and documents). Follow the style for channel and role names (for example lower-case-with-dashes, or an emoji
+prefix when asked). Treat the files as material the user wants reflected (rules, an existing layout, a
+screenshot of a server).
+
+When the user has only answered the questionnaire, build a complete first configuration from it and say what
+you assumed. Prefer a clear, small structure: an information category (rules, announcements), a general
+community category, topic categories, voice channels, and a private staff category. Never invent secrets, links
+or personal data. Never include any text outside the JSON object.
+"""
+
+
+def file_block(file: Attachment) -> dict[str, Any]:
+    """An image or document block with a URL source (the provider fetches it)."""
+    media_type = file.media_type
+    if media_type is None:
+        path = urlsplit(file.url).path.lower()
+        media_type = "image/png" if path.endswith(_IMAGE_SUFFIXES) else "application/pdf"
+    if media_type in IMAGE_TYPES:
+        return {"type": "image", "source": {"type": "url", "url": file.url}}
+    block: dict[str, Any] = {"type": "document", "source": {"type": "url", "url": file.url}}
+    if file.name:
+        block["title"] = file.name
+    return block
+
+
+def context_block(
+    current_config: dict[str, Any] | None,
+    style: dict[str, Any] | None,
+    questionnaire_data: dict[str, Any] | None,
+    files: list[Attachment],
+    output_budget: int | None = None,
+) -> dict[str, Any]:
+    context = {
+        "currentConfig": current_config,
+        "output_budget_tokens": output_budget,
+        "style": style,
+        "questionnaire_data": questionnaire_data,
+        "files": [{"name": file.name, "url": file.url} for file in files],
+    }
+    text = json.dumps(context, ensure_ascii=False, separators=(",", ":"))
+    return {"type": "text", "text": f"{CONTEXT_OPEN}\n{text}\n{CONTEXT_CLOSE}"}
+
+
+def build_messages(
+    messages: list[ChatMessage],
+    current_config: dict[str, Any] | None,
+    style: dict[str, Any] | None,
+    questionnaire_data: dict[str, Any] | None,
+    files: list[Attachment],
+    output_budget: int | None = None,
+) -> list[dict[str, Any]]:
+    """The Messages API conversation: roles alternating, starting and ending with the user (no prefill), files
+    and the context in the last user turn, a cache breakpoint on the last assistant turn (the history before it
+    is the same next turn)."""
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        block = {"type": "text", "text": message.content}
+        if turns and turns[-1]["role"] == message.role:
+            turns[-1]["content"].append(block)
+        else:
+            turns.append({"role": message.role, "content": [block]})
+    if turns and turns[0]["role"] == "assistant":
+        turns.insert(0, {"role": "user", "content": [{"type": "text", "text": "(The assistant spoke first.)"}]})
+    last_assistant = next((turn for turn in reversed(turns) if turn["role"] == "assistant"), None)
+    if last_assistant is not None:
+        last_assistant["content"][-1]["cache_control"] = {"type": "ephemeral"}
+    if not turns or turns[-1]["role"] == "assistant":
+        ask = "Build the configuration from the questionnaire." if not messages else "Please go on."
+        turns.append({"role": "user", "content": [{"type": "text", "text": ask}]})
+    final = turns[-1]["content"]
+    final[:0] = [file_block(file) for file in files]
+    final.append(context_block(current_config, style, questionnaire_data, files, output_budget))
+    return turns
+
+
+def repair_turns(failure: AiOutputInvalid | AiTruncated) -> list[dict[str, Any]]:
+    """The assistant's unusable answer and the user turn that asks to fix it (the edits again, never the whole
+    configuration)."""
+    if not isinstance(failure, AiOutputInvalid):
+        ask = (
+            "Your previous answer was cut off before the JSON was complete. Answer again, shorter: fewer edits "
+            '(do the first part and put the rest in "rest"), a shorter reply and shorter topics.'
+        )
+        return [{"role": "user", "content": ask}]
+    ask = (
+        "Your previous answer is not valid:\n"
+        f"{describe_problems(failure.problems)}\n"
+        "Answer again with these problems fixed: the edits (or the build) again, nothing else changed."
+    )
+    turns: list[dict[str, Any]] = []
+    if failure.text.strip():
+        turns.append({"role": "assistant", "content": failure.text})
+    turns.append({"role": "user", "content": ask})
+    return turns

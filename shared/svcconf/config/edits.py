@@ -1,0 +1,342 @@
+"""Edits to a server configuration, addressed by name: what the AI answers instead of re-writing the whole server.
+
+`apply_edits(config, edits)` is pure: it returns the edited configuration, validated by the schema, and `changes`
+(`[{op, path, old, new}]`, the paths as the configuration's, e.g. `categories[2].channels[5]`). An edit that
+does not apply raises `EditsRejected` naming the edit's index and the reason.
+
+The vocabulary is generic: an edit has an `op` (add, update, remove, move, rename) and a `kind` (server, role,
+category, channel, overwrite); `add` and `update` carry the fields to set in `set`, validated by the schema's model of
+that kind, so a field the schema gains is editable without a new edit kind. Addressing:
+- a role or category by `name`; a channel by `name` and its category `cat` (absent: outside any category);
+- an overwrite by the role it names (`name`) on the category `cat`, or on the channel `ch` (in `cat`);
+- `to` is a rename's new name, or a move's destination category ("" for outside any category); `at` a position.
+Removing or renaming a role updates the overwrites that name it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from svcconf.config.permissions import MAX_CHANNELS, MAX_CHANNELS_PER_CATEGORY, MAX_ROLES
+from svcconf.config.schema import EVERYONE, Category, Channel, Overwrite, Role, ServerConfig
+from svcconf.errors import FieldError, field_path
+
+Op = Literal["add", "update", "remove", "move", "rename"]
+Kind = Literal["server", "role", "category", "channel", "overwrite"]
+_LISTS = ("roles", "categories", "channels")
+Loc = tuple[str | int, ...]
+Items = list[dict[str, Any]]
+_MODELS: dict[str, type[BaseModel]] = {"role": Role, "category": Category, "channel": Channel, "overwrite": Overwrite}
+
+
+class Edit(BaseModel):
+    """One change to the configuration (the AI's answer holds a list of them)."""
+
+    op: Op
+    kind: Kind
+    name: str | None = Field(None, description="The role, category or channel; an overwrite's role.")
+    cat: str | None = Field(None, description="The channel's category, or the overwrite's category.")
+    ch: str | None = Field(None, description="The overwrite's channel (in `cat`).")
+    set: dict[str, Any] | None = Field(None, description="add/update: the fields to set (the schema's field names).")
+    to: str | None = Field(None, description="rename: the new name; move: the destination category ('' = none).")
+    at: int | None = Field(None, description="add/move: the position in its list (default: the end).")
+
+
+class Change(BaseModel):
+    op: Op
+    path: str
+    old: Any = None
+    new: Any = None
+
+
+class EditsRejected(Exception):
+    """Edits that do not apply: `problems` name each (`edits[3]: no channel 'x' in category 'Y'`)."""
+
+    def __init__(self, problems: list[FieldError], applied: int = 0):
+        super().__init__("; ".join(f"{p.field}: {p.message}" for p in problems))
+        self.problems = problems
+        self.applied = applied  # how many edits applied before the first that did not
+
+
+class _Refused(Exception):
+    pass
+
+
+@dataclass
+class EditResult:
+    config: ServerConfig
+    changes: list[Change]
+
+
+def apply_edits(config: ServerConfig, edits: Sequence[Edit]) -> EditResult:
+    """`config` with `edits` applied in order, validated by the schema; `EditsRejected` when one does not apply."""
+    data = config.model_dump(mode="json")
+    changes: list[Change] = []
+    for index, edit in enumerate(edits):
+        try:
+            changes.extend(_apply(data, edit))
+        except _Refused as exc:
+            raise EditsRejected([FieldError(field=f"edits[{index}]", message=str(exc))], applied=index) from None
+    try:
+        result = ServerConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = [
+            FieldError(field=field_path(tuple(e["loc"])), message=f"after the edits: {e['msg']}")
+            for e in exc.errors(include_url=False)[:20]
+        ]
+        raise EditsRejected(problems, applied=len(edits)) from None
+    return EditResult(config=result, changes=changes)
+
+
+def apply_prefix(config: ServerConfig, edits: Sequence[Edit]) -> tuple[EditResult, int, str | None]:
+    """The longest prefix of `edits` that applies (for a cut-off answer): the result, how many edits it holds, and
+    why the next one did not apply (None when all did)."""
+    count, reason = len(edits), None
+    while True:
+        try:
+            return apply_edits(config, edits[:count]), count, reason
+        except EditsRejected as exc:
+            count, reason = min(exc.applied, count - 1), exc.problems[0].message
+
+
+# --- one edit -------------------------------------------------------------------------------------------------
+
+
+def _apply(data: dict[str, Any], edit: Edit) -> list[Change]:
+    if edit.kind == "server":
+        if edit.op != "update" and edit.op != "rename":
+            raise _Refused("the server takes only update (name, description, settings ...) and rename")
+        fields = {"name": edit.to} if edit.op == "rename" else _fields(edit, ServerConfig, exclude=_LISTS)
+        return _set_fields(data, (), fields, ServerConfig)
+    if edit.kind == "overwrite":
+        return _apply_overwrite(data, edit)
+    if edit.op == "add":
+        return _add(data, edit)
+    holder, loc, index = _find(data, edit)
+    item = holder[index]
+    path = (*loc, index)
+    if edit.op == "remove":
+        del holder[index]
+        changes = [Change(op="remove", path=field_path(path), old=item)]
+        if edit.kind == "role":
+            changes += _retarget_overwrites(data, item["name"], None)
+        return changes
+    if edit.op == "rename" or (edit.op == "update" and edit.set and "name" in edit.set):
+        new_name = edit.to if edit.op == "rename" else (edit.set or {}).get("name")
+        if not isinstance(new_name, str) or not new_name:
+            raise _Refused("rename needs `to`, the new name")
+        return _rename(data, edit, holder, loc, index, new_name) + (
+            _update(edit, holder, path) if edit.op == "update" and len(edit.set or {}) > 1 else []
+        )
+    if edit.op == "update":
+        return _update(edit, holder, path)
+    return _move(data, edit, holder, loc, index)
+
+
+def _fields(edit: Edit, model: type[BaseModel], exclude: Sequence[str] = ()) -> dict[str, Any]:
+    fields = dict(edit.set or {})
+    if not fields:
+        raise _Refused(f"{edit.op} needs `set`, the fields to set")
+    unknown = [key for key in fields if key not in model.model_fields or key in exclude]
+    if unknown:
+        raise _Refused(f"{model.__name__} has no field {', '.join(map(repr, unknown))} to set")
+    return fields
+
+
+def _set_fields(target: dict[str, Any], path: Loc, fields: dict[str, Any], model: type[BaseModel]) -> list[Change]:
+    merged = {**target, **fields}
+    if model is not ServerConfig:  # the whole configuration is validated once, after the last edit
+        merged = _validated(model, merged)
+    changes = []
+    for key in fields:
+        if target.get(key) != merged.get(key):
+            changes.append(Change(op="update", path=field_path((*path, key)), old=target.get(key), new=merged.get(key)))
+        target[key] = merged.get(key)
+    return changes
+
+
+def _validated(model: type[BaseModel], value: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return model.model_validate(value).model_dump(mode="json")
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = field_path(tuple(first["loc"]))
+        raise _Refused(f"{where + ': ' if where else ''}{first['msg']}") from None
+
+
+def _add(data: dict[str, Any], edit: Edit) -> list[Change]:
+    loc: Loc
+    fields = dict(edit.set or {})
+    if edit.name is not None:
+        fields.setdefault("name", edit.name)
+    if edit.kind == "role":
+        if len(data["roles"]) >= MAX_ROLES:
+            raise _Refused(f"the configuration already has {MAX_ROLES} roles, the platform's limit")
+        holder, loc = data["roles"], ("roles",)
+    elif edit.kind == "category":
+        holder, loc = data["categories"], ("categories",)
+    else:
+        holder, loc = _channel_list(data, edit.cat)
+        if loc != ("channels",) and len(holder) >= MAX_CHANNELS_PER_CATEGORY:
+            raise _Refused(f"category '{edit.cat}' already holds {MAX_CHANNELS_PER_CATEGORY} channels")
+    if edit.kind != "role" and _channel_count(data) >= MAX_CHANNELS:
+        raise _Refused(f"the configuration already has {MAX_CHANNELS} channels (categories included)")
+    item = _validated(_MODELS[edit.kind], fields)
+    if _position(holder, item["name"], edit.kind) is not None:
+        raise _Refused(f"a {edit.kind} named '{item['name']}' already exists there; update it instead")
+    at = _insert_at(holder, edit.at)
+    holder.insert(at, item)
+    return [Change(op="add", path=field_path((*loc, at)), new=item)]
+
+
+def _update(edit: Edit, holder: Items, path: Loc) -> list[Change]:
+    fields = {k: v for k, v in _fields(edit, _MODELS[edit.kind]).items() if k != "name"}
+    return _set_fields(holder[int(path[-1])], path, fields, _MODELS[edit.kind]) if fields else []
+
+
+def _rename(data: dict[str, Any], edit: Edit, holder: Items, loc: Loc, index: int, new_name: str) -> list[Change]:
+    item = holder[index]
+    old_name = item["name"]
+    other = _position(holder, new_name, edit.kind)
+    if other is not None and other != index:
+        raise _Refused(f"a {edit.kind} named '{new_name}' already exists")
+    if edit.kind == "role" and new_name.casefold() == EVERYONE:
+        raise _Refused("'@everyone' is the platform's built-in role")
+    item["name"] = _validated(_MODELS[edit.kind], {**item, "name": new_name})["name"]
+    changes = [Change(op="rename", path=field_path((*loc, index, "name")), old=old_name, new=item["name"])]
+    if edit.kind == "role":
+        changes += _retarget_overwrites(data, old_name, item["name"])
+    return changes
+
+
+def _move(data: dict[str, Any], edit: Edit, holder: Items, loc: Loc, index: int) -> list[Change]:
+    old_path = field_path((*loc, index))
+    item = holder.pop(index)
+    if edit.kind == "channel" and edit.to is not None:
+        holder, loc = _channel_list(data, edit.to or None)
+        if loc != ("channels",) and len(holder) >= MAX_CHANNELS_PER_CATEGORY:
+            raise _Refused(f"category '{edit.to}' already holds {MAX_CHANNELS_PER_CATEGORY} channels")
+        if _position(holder, item["name"], "channel") is not None:
+            raise _Refused(f"category '{edit.to}' already has a channel named '{item['name']}'")
+    at = _insert_at(holder, edit.at)
+    holder.insert(at, item)
+    return [Change(op="move", path=field_path((*loc, at)), old=old_path, new=item["name"])]
+
+
+def _apply_overwrite(data: dict[str, Any], edit: Edit) -> list[Change]:
+    if edit.cat is None and edit.ch is None:
+        raise _Refused("an overwrite is addressed by `cat` (a category) and/or `ch` (a channel in `cat`)")
+    if edit.ch is not None:
+        channels, loc = _channel_list(data, edit.cat)
+        index = _position(channels, edit.ch, "channel")
+        if index is None:
+            raise _Refused(_missing("channel", edit.ch, edit.cat))
+        target, loc = channels[index], (*loc, index)
+    else:
+        index = _position(data["categories"], edit.cat or "", "category")
+        if index is None:
+            raise _Refused(_missing("category", edit.cat or "", None))
+        target, loc = data["categories"][index], ("categories", index)
+    role = edit.name or (edit.set or {}).get("role")
+    if not role:
+        raise _Refused("an overwrite edit names its role in `name`")
+    if role != EVERYONE and all(r["name"] != role for r in data["roles"]):
+        raise _Refused(f"no role named '{role}' (overwrites name a role of the configuration, or '@everyone')")
+    overwrites = target.setdefault("overwrites", [])
+    position = next((i for i, o in enumerate(overwrites) if o["role"] == role), None)
+    where = (*loc, "overwrites")
+    if edit.op == "add" or (edit.op == "update" and position is None):
+        if position is not None:
+            raise _Refused(f"an overwrite for '{role}' already exists there; update it instead")
+        item = _validated(Overwrite, {**(edit.set or {}), "role": role})
+        overwrites.append(item)
+        return [Change(op="add", path=field_path((*where, len(overwrites) - 1)), new=item)]
+    if position is None:
+        raise _Refused(f"no overwrite for '{role}' there")
+    if edit.op == "remove":
+        old = overwrites.pop(position)
+        return [Change(op="remove", path=field_path((*where, position)), old=old)]
+    if edit.op != "update":
+        raise _Refused("an overwrite takes add, update or remove")
+    fields = {k: v for k, v in _fields(edit, Overwrite).items() if k != "role"}
+    return _set_fields(overwrites[position], (*where, position), fields, Overwrite)
+
+
+# --- finding things by name -----------------------------------------------------------------------------------
+
+
+def _position(items: list[dict[str, Any]], name: str, kind: str) -> int | None:
+    if kind == "role":  # role names are unique ignoring case (the schema)
+        return next((i for i, item in enumerate(items) if item["name"].casefold() == name.casefold()), None)
+    exact = next((i for i, item in enumerate(items) if item["name"] == name), None)
+    folded = name.casefold()
+    return (
+        exact if exact is not None else next((i for i, it in enumerate(items) if it["name"].casefold() == folded), None)
+    )
+
+
+def _channel_list(data: dict[str, Any], category: str | None) -> tuple[list[dict[str, Any]], tuple[str | int, ...]]:
+    if not category:
+        return data["channels"], ("channels",)
+    index = _position(data["categories"], category, "category")
+    if index is None:
+        raise _Refused(_missing("category", category, None))
+    return data["categories"][index]["channels"], ("categories", index, "channels")
+
+
+def _find(data: dict[str, Any], edit: Edit) -> tuple[list[dict[str, Any]], tuple[str | int, ...], int]:
+    if not edit.name:
+        raise _Refused(f"{edit.op} {edit.kind} needs `name`")
+    if edit.kind == "channel":
+        holder, loc = _channel_list(data, edit.cat)
+    else:
+        key = "roles" if edit.kind == "role" else "categories"
+        holder, loc = data[key], (key,)
+    index = _position(holder, edit.name, edit.kind)
+    if index is None:
+        raise _Refused(_missing(edit.kind, edit.name, edit.cat if edit.kind == "channel" else None))
+    return holder, loc, index
+
+
+def _missing(kind: str, name: str, category: str | None) -> str:
+    where = f" in category '{category}'" if category else (" outside the categories" if kind == "channel" else "")
+    return f"no {kind} named '{name}'{where}"
+
+
+def _channel_count(data: dict[str, Any]) -> int:
+    """As the platform counts against its limit: categories included (ServerConfig.channel_count's rule)."""
+    return len(data["categories"]) + sum(len(c["channels"]) for c in data["categories"]) + len(data["channels"])
+
+
+def _insert_at(holder: list[Any], at: int | None) -> int:
+    return len(holder) if at is None else max(0, min(at, len(holder)))
+
+
+def _holders(data: dict[str, Any]) -> Iterator[tuple[tuple[str | int, ...], dict[str, Any]]]:
+    for c, category in enumerate(data["categories"]):
+        yield ("categories", c), category
+        for n, channel in enumerate(category["channels"]):
+            yield ("categories", c, "channels", n), channel
+    for n, channel in enumerate(data["channels"]):
+        yield ("channels", n), channel
+
+
+def _retarget_overwrites(data: dict[str, Any], old: str, new: str | None) -> list[Change]:
+    """The overwrites that name role `old` renamed to `new`, or removed (None)."""
+    changes = []
+    for loc, holder in _holders(data):
+        overwrites = holder.get("overwrites") or []
+        for i in reversed(range(len(overwrites))):
+            if overwrites[i]["role"] != old:
+                continue
+            path = field_path((*loc, "overwrites", i))
+            if new is None:
+                changes.append(Change(op="remove", path=path, old=overwrites.pop(i)))
+            else:
+                overwrites[i] = {**overwrites[i], "role": new}
+                changes.append(Change(op="update", path=f"{path}.role", old=old, new=new))
+    return changes

@@ -1,0 +1,206 @@
+"""The edit function: each edit kind applied by name, the changes it reports, and edits that do not apply."""
+
+from __future__ import annotations
+
+import pytest
+
+from local.samples import large_community
+from svcconf.config import ServerConfig
+from svcconf.config.edits import Edit, EditsRejected, apply_edits, apply_prefix
+
+START = ServerConfig.model_validate(
+    {
+        "name": "Night Owls",
+        "roles": [
+            {"name": "Admin", "permissions": ["ADMINISTRATOR"]},
+            {"name": "Mods", "permissions": ["KICK_MEMBERS"]},
+        ],
+        "categories": [
+            {
+                "name": "Community",
+                "channels": [
+                    {"name": "general"},
+                    {"name": "memes", "overwrites": [{"role": "Mods", "allow": ["MANAGE_MESSAGES"]}]},
+                ],
+            },
+            {
+                "name": "Staff",
+                "overwrites": [
+                    {"role": "@everyone", "deny": ["VIEW_CHANNEL"]},
+                    {"role": "Mods", "allow": ["VIEW_CHANNEL"]},
+                ],
+                "channels": [{"name": "mod-chat"}],
+            },
+        ],
+        "channels": [{"name": "welcome"}],
+    }
+)
+
+
+def edit(**fields) -> Edit:
+    return Edit.model_validate(fields)
+
+
+def apply(*edits: Edit):
+    return apply_edits(START, edits)
+
+
+def channels_of(config: ServerConfig, category: int) -> list[str]:
+    return [channel.name for channel in config.categories[category].channels]
+
+
+def test_adding_a_channel_to_a_category_by_name_reports_its_path() -> None:
+    result = apply(edit(op="add", kind="channel", name="memes-corner", cat="Community", set={"topic": "lol"}))
+
+    assert channels_of(result.config, 0) == ["general", "memes", "memes-corner"]
+    [change] = result.changes
+    assert (change.op, change.path, change.old) == ("add", "categories[0].channels[2]", None)
+    assert change.new["name"] == "memes-corner"
+    assert change.new["topic"] == "lol"
+
+
+def test_adding_a_role_at_a_position_and_a_channel_outside_the_categories() -> None:
+    result = apply(
+        edit(op="add", kind="role", name="VIP", at=1, set={"color": "#F1C40F"}),
+        edit(op="add", kind="channel", name="Lounge", set={"type": "voice", "user_limit": 5}),
+    )
+
+    assert result.config.role_names() == ["Admin", "VIP", "Mods"]
+    assert result.config.roles[1].color == 0xF1C40F
+    assert [(c.name, c.type, c.user_limit) for c in result.config.channels][-1] == ("Lounge", "voice", 5)
+    assert [c.path for c in result.changes] == ["roles[1]", "channels[1]"]
+
+
+def test_updating_sets_only_the_fields_given_and_reports_each() -> None:
+    result = apply(edit(op="update", kind="role", name="mods", set={"permissions": ["BAN_MEMBERS"], "hoist": True}))
+
+    mods = result.config.roles[1]
+    assert (mods.name, mods.permissions, mods.hoist, mods.color) == ("Mods", ["BAN_MEMBERS"], True, 0)
+    assert [(c.path, c.old, c.new) for c in result.changes] == [
+        ("roles[1].permissions", ["KICK_MEMBERS"], ["BAN_MEMBERS"]),
+        ("roles[1].hoist", False, True),
+    ]
+
+
+def test_the_server_settings_are_an_update_of_kind_server() -> None:
+    result = apply(edit(op="update", kind="server", set={"name": "Early Birds", "description": "Mornings"}))
+
+    assert (result.config.name, result.config.description) == ("Early Birds", "Mornings")
+    assert [c.path for c in result.changes] == ["name", "description"]
+
+
+def test_removing_a_role_removes_the_overwrites_that_name_it() -> None:
+    result = apply(edit(op="remove", kind="role", name="Mods"))
+
+    assert result.config.role_names() == ["Admin"]
+    assert [o.role for o in result.config.categories[1].overwrites] == ["@everyone"]
+    assert result.config.categories[0].channels[1].overwrites == []
+    assert [(c.op, c.path) for c in result.changes] == [
+        ("remove", "roles[1]"),
+        ("remove", "categories[0].channels[1].overwrites[0]"),
+        ("remove", "categories[1].overwrites[1]"),
+    ]
+
+
+def test_renaming_a_role_renames_it_in_every_overwrite() -> None:
+    result = apply(edit(op="rename", kind="role", name="Mods", to="Moderators"))
+
+    assert result.config.role_names() == ["Admin", "Moderators"]
+    assert result.config.categories[1].overwrites[1].role == "Moderators"
+    assert result.config.categories[0].channels[1].overwrites[0].role == "Moderators"
+    assert (result.changes[0].op, result.changes[0].old, result.changes[0].new) == ("rename", "Mods", "Moderators")
+
+
+def test_removing_renaming_and_moving_channels_and_categories() -> None:
+    result = apply(
+        edit(op="remove", kind="channel", name="general", cat="Community"),
+        edit(op="rename", kind="category", name="Staff", to="Team"),
+        edit(op="move", kind="channel", name="welcome", to="Team", at=0),
+        edit(op="move", kind="category", name="Team", at=0),
+    )
+
+    assert [c.name for c in result.config.categories] == ["Team", "Community"]
+    assert channels_of(result.config, 0) == ["welcome", "mod-chat"]
+    assert channels_of(result.config, 1) == ["memes"]
+    assert result.config.channels == []
+    assert [c.op for c in result.changes] == ["remove", "rename", "move", "move"]
+
+
+def test_overwrites_are_added_updated_and_removed_on_categories_and_channels() -> None:
+    result = apply(
+        edit(
+            op="add", kind="overwrite", name="@everyone", cat="Community", ch="general", set={"deny": ["SEND_MESSAGES"]}
+        ),
+        edit(
+            op="update", kind="overwrite", name="Mods", cat="Staff", set={"allow": ["VIEW_CHANNEL", "MANAGE_MESSAGES"]}
+        ),
+        edit(op="remove", kind="overwrite", name="Mods", cat="Community", ch="memes"),
+    )
+
+    general = result.config.categories[0].channels[0]
+    assert [(o.role, o.deny) for o in general.overwrites] == [("@everyone", ["SEND_MESSAGES"])]
+    assert result.config.categories[1].overwrites[1].allow == ["VIEW_CHANNEL", "MANAGE_MESSAGES"]
+    assert result.config.categories[0].channels[1].overwrites == []
+    assert [c.path for c in result.changes] == [
+        "categories[0].channels[0].overwrites[0]",
+        "categories[1].overwrites[1].allow",
+        "categories[0].channels[1].overwrites[0]",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        (edit(op="remove", kind="channel", name="ghost", cat="Community"), "no channel named 'ghost' in category"),
+        (edit(op="add", kind="channel", name="x", cat="Nowhere"), "no category named 'Nowhere'"),
+        (edit(op="add", kind="role", name="mods"), "already exists"),
+        (edit(op="rename", kind="role", name="Admin", to="MODS"), "already exists"),
+        (edit(op="update", kind="role", name="Mods", set={"colour": 1}), "no field 'colour'"),
+        (edit(op="update", kind="channel", name="general", cat="Community", set={"slowmode_seconds": -1}), "slowmode"),
+        (edit(op="add", kind="overwrite", name="Ghosts", cat="Staff", set={}), "no role named 'Ghosts'"),
+        (edit(op="add", kind="overwrite", name="Mods", cat="Staff", set={}), "already exists"),
+        (edit(op="update", kind="role", name="Mods"), "needs `set`"),
+    ],
+)
+def test_an_edit_that_does_not_apply_names_its_index_and_reason(bad, reason) -> None:
+    with pytest.raises(EditsRejected) as raised:
+        apply(edit(op="add", kind="role", name="Fine"), bad)
+
+    [problem] = raised.value.problems
+    assert problem.field == "edits[1]"
+    assert reason in problem.message
+    assert raised.value.applied == 1
+
+
+def test_a_rule_across_fields_is_checked_on_the_result() -> None:
+    broken = edit(op="add", kind="channel", name="c", set={"overwrites": [{"role": "Nobody", "allow": ["SPEAK"]}]})
+
+    with pytest.raises(EditsRejected) as raised:
+        apply(broken)
+
+    assert raised.value.problems[0].field == "channels[1].overwrites[0].role"
+    assert "after the edits" in raised.value.problems[0].message
+
+
+def test_the_longest_prefix_that_applies_is_kept_for_a_cut_off_answer() -> None:
+    edits = [
+        edit(op="add", kind="role", name="A"),
+        edit(op="add", kind="role", name="B"),
+        edit(op="remove", kind="role", name="Z"),
+    ]
+
+    result, count, refused = apply_prefix(START, edits)
+
+    assert (count, refused) == (2, "no role named 'Z'")
+    assert result.config.role_names() == ["Admin", "Mods", "A", "B"]
+
+
+def test_an_edit_at_the_platforms_caps_keeps_every_role_and_channel() -> None:
+    big = ServerConfig.model_validate(large_community(250, 10, 480))
+
+    result = apply_edits(big, [edit(op="add", kind="channel", name="memes-corner", cat="Area 3")])
+
+    assert result.config.role_names() == big.role_names()
+    assert result.config.channel_count() == big.channel_count() + 1
+    with pytest.raises(EditsRejected, match="250 roles"):
+        apply_edits(big, [edit(op="add", kind="role", name="One Too Many")])

@@ -138,7 +138,9 @@ class SandboxState:
         self.bot = dict(fixture["bot"])
         self.users = {user["id"]: dict(user) for user in fixture.get("users", [])}
         self.users[self.bot["id"]] = {**self.bot, "bot": True, "discriminator": "0", "email": None, "verified": True}
-        oauth.load_grants(self, fixture.get("oauth", {}), now)
+        self.codes, self.access_tokens, self.refresh_tokens = oauth.load_grants(
+            self.application, fixture.get("oauth", {}), now
+        )
         self.guilds: dict[str, dict[str, Any]] = {}
         self.channel_guild: dict[str, str] = {}
         for raw in fixture.get("guilds", []):

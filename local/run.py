@@ -150,7 +150,7 @@ class LocalSettings:
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
         sock.bind((host, 0))
-        return sock.getsockname()[1]
+        return int(sock.getsockname()[1])
 
 
 def start_chat_sandbox(bot_token: str) -> tuple[Any, str] | None:
@@ -167,7 +167,8 @@ def start_chat_sandbox(bot_token: str) -> tuple[Any, str] | None:
         return None
     fixture = json.loads(Path(chat_sandbox.DEFAULT_FIXTURE).read_text(encoding="utf-8"))
     fixture["bot"]["token"] = bot_token
-    return chat_sandbox.start_sandbox(host="127.0.0.1", port=0, fixture=fixture)
+    started: tuple[Any, str] = chat_sandbox.start_sandbox(host="127.0.0.1", port=0, fixture=fixture)
+    return started
 
 
 @dataclass

@@ -64,7 +64,7 @@ def large_community(roles: int = 40, categories: int = 8, channels: int = 120) -
     }
     for c in range(categories):
         owner = role_names[c % roles]
-        category = {
+        category: dict[str, Any] = {
             "name": f"Area {c + 1}",
             "overwrites": [
                 {"role": "@everyone", "deny": ["VIEW_CHANNEL"]},

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
 from local.ai_model.responders import Request, responder
 
@@ -197,7 +197,7 @@ def build_config(theme_name: str, name: str | None = None) -> dict[str, Any]:
     }
 
 
-def _usable(config: Any) -> bool:
+def _usable(config: Any) -> TypeGuard[dict[str, Any]]:
     """Looks like a configuration this model can edit (the service validates it for real)."""
     return (
         isinstance(config, dict)

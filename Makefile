@@ -24,7 +24,7 @@ COUNT_PINS = $$(cat $(1) | grep -cE '^[A-Za-z0-9]')
 SECONDS_SINCE = $$(( $$(date +%s) - $(1) ))
 
 help:  ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
 check-python:
 	@if [ -z "$(PYTHON313)" ]; then \

@@ -67,7 +67,7 @@ lint: venv sam-venv typecheck  ## ruff, mypy, cfn-lint and sam validate --lint
 	$(SAM_ENV) $(SAM) validate --lint --template template.yaml
 
 typecheck: venv  ## mypy: strict on the layer (shared/svcconf); the handlers, local/ and bench/ in full
-	$(SAY) "mypy on shared/svcconf, functions/, local/ and bench/ (the first run builds its cache: about 40 s)"
+	$(SAY) "mypy on shared/svcconf, functions/, local/ and bench/ (the first run builds its cache: about 15 s)"
 	$(VENV)/bin/mypy shared/svcconf functions local bench
 
 format: venv  ## ruff fix and format

@@ -129,9 +129,12 @@ def _python_findings(path: Path, relative: str) -> list[Finding]:
         if location and location[0] == "..":
             outside.add(node.lineno)
     for node in expressions:
-        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)) or id(node) in paths.consumed:
-            continue
-        if _LEADING_CLIMB.match(node.value):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in paths.consumed
+            and _LEADING_CLIMB.match(node.value)
+        ):
             outside.add(node.lineno)
     return [Finding(relative, line, lines[line - 1].strip()) for line in sorted(outside)]
 

@@ -124,7 +124,7 @@ class LocalModelServer(ThreadingHTTPServer):
 
     @property
     def base_url(self) -> str:
-        host, port = self.socket.getsockname()[:2]  # server_address's host may be bytes, to the stubs
+        host, port = self.socket.getsockname()[:2]  # the stubs allow bytes in server_address
         return f"http://{host}:{port}"
 
     def start(self) -> LocalModelServer:

@@ -24,7 +24,7 @@ COUNT_PINS = $$(cat $(1) | grep -cE '^[A-Za-z0-9]')
 SECONDS_SINCE = $$(( $$(date +%s) - $(1) ))
 
 help:  ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
 check-python:
 	@if [ -z "$(PYTHON313)" ]; then \
@@ -95,9 +95,9 @@ api-lint: node-tools  ## openapi.json: Redocly (recommended, warnings fail too) 
 	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true node_modules/.bin/redocly lint --extends recommended-strict openapi.json
 	node_modules/.bin/spectral lint --fail-severity warn openapi.json
 
-typecheck: venv  ## mypy: strict on the layer (shared/svcconf), the handlers (functions/) in full
-	$(SAY) "mypy on shared/svcconf and functions/ (the first run builds its cache: about 30 s)"
-	$(VENV)/bin/mypy shared/svcconf functions
+typecheck: venv  ## mypy: strict on the layer (shared/svcconf); the handlers, local/ and bench/ in full
+	$(SAY) "mypy on shared/svcconf, functions/, local/ and bench/ (the first run builds its cache: about 15 s)"
+	$(VENV)/bin/mypy shared/svcconf functions local bench
 
 format: venv  ## ruff fix and format
 	$(VENV)/bin/ruff check --fix .
@@ -122,6 +122,23 @@ openapi-check: venv
 test: lint build openapi-check clients-venv browser  ## everything CI runs: lint, build, openapi check, all tests
 	$(SAY) "pytest: unit, integration, infrastructure and end-to-end tests on 2 workers (a few minutes)"
 	$(PY) -m pytest -n 2 --dist loadfile
+
+# The inner loop: unit + integration + e2e is every test (tests/infrastructure's quick ones run in the first two).
+.PHONY: unit integration e2e hooks
+unit: venv  ## seconds: tests/unit and tests/infrastructure that start no server or process (those fail here)
+	$(SAY) "pytest: tests/unit and tests/infrastructure, not those marked starts; one process, no server"
+	SVC_TESTS_START_NOTHING=1 $(PY) -m pytest tests/unit tests/infrastructure -m "not starts" -n 0 -q
+
+integration: venv  ## tests/integration and tests/infrastructure: moto, the sandbox, the local model (minutes)
+	$(SAY) "pytest: tests/integration and tests/infrastructure on 2 workers (moto, the chat-platform sandbox and the local model on loopback)"
+	$(PY) -m pytest tests/integration tests/infrastructure -n 2 --dist loadfile
+
+e2e: venv  ## tests/e2e: make run and make invoke started by the tests, the fuzz gate (minutes)
+	$(SAY) "pytest: tests/e2e on 2 workers (each file starts the local runner)"
+	$(PY) -m pytest tests/e2e -n 2 --dist loadfile
+
+hooks: venv  ## install the pre-commit hooks: ruff, mypy and the quick checks before each commit
+	$(VENV)/bin/pre-commit install
 
 bench: venv  ## benchmarks that print figures (all, or BENCH="init_time deploy")
 	$(PY) -m bench $(BENCH)

@@ -58,6 +58,7 @@ def output_tokens(body: dict[str, Any]) -> tuple[int, str | None]:
     from svcconf.ai.client import ask_structured
     from svcconf.ai.errors import AiTruncated
     from svcconf.ai.pace import turn_max_tokens
+    from svcconf.ai.usage import TokenUsage
     from svcconf.ai_chat import REPAIR_TOKENS, ChatMessage
     from svcconf.ai_chat_prompt import SYSTEM_PROMPT, build_messages
     from svcconf.ai_turn import ChatTurn
@@ -78,6 +79,7 @@ def output_tokens(body: dict[str, Any]) -> tuple[int, str | None]:
             messages = [ChatMessage.model_validate(m) for m in body["messages"]]
             max_tokens = turn_max_tokens(reserve_tokens=REPAIR_TOKENS)
             prompt = build_messages(messages, known, None, body.get("questionnaire_data"), [], max_tokens)
+            usage: TokenUsage | None
             try:
                 answer = ask_structured(ChatTurn, system=SYSTEM_PROMPT, messages=prompt, max_tokens=max_tokens)
                 usage, stop = answer.usage, answer.stop_reason
@@ -101,7 +103,11 @@ def _whole_turn(state: dict[str, Any], body: dict[str, Any]) -> tuple[float, int
 def run() -> None:
     from svcconf.ai.pace import seconds_to_write
 
-    figures = [(label, body, *output_tokens(body)) for label, *case in CASES for body in [_body(*case)]]
+    figures = [
+        (label, body, *output_tokens(body))
+        for label, config, message, questionnaire in CASES
+        for body in [_body(config, message, questionnaire)]
+    ]
     print("\nsvcAiChat turns at a real model's pace (1.8 s to the first token, then 63 tokens/s)")
     print(f"  {'':40} {'output tokens':>14} {'modelled':>9} {'whole turn (make run)':>22}")
     with _environment(SVC_AI_PROVIDER="local"), local_service() as state:

@@ -43,7 +43,8 @@ def _invoke(operation: str, body: dict[str, Any], token: str) -> dict[str, Any]:
     event["body"] = json.dumps(body)
     event["headers"]["Authorization"] = f"Bearer {token}"
     event["multiValueHeaders"] = {key: [value] for key, value in event["headers"].items()}
-    return importlib.import_module(f"functions.{operation}.app").lambda_handler(event, _Context())
+    response: dict[str, Any] = importlib.import_module(f"functions.{operation}.app").lambda_handler(event, _Context())
+    return response
 
 
 def _measure(operation: str, token: str, state: Any) -> tuple[int, int, int, int, float]:

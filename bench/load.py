@@ -84,7 +84,8 @@ class Load:
     def session(self) -> requests.Session:
         if not hasattr(self.local, "session"):
             self.local.session = requests.Session()  # one keep-alive connection per caller, as a client pool has
-        return self.local.session
+        session: requests.Session = self.local.session
+        return session
 
     def post(self, operation: str, body: dict[str, Any], headers: dict[str, str]) -> requests.Response:
         url = f"{self.state['base_url']}/functions/{operation}"

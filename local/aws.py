@@ -13,7 +13,7 @@ import secrets as random_secrets
 import string
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import boto3
 
@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from local.template import Template
 
 LOCAL_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+# The services the template's resources live in (boto3's stubs type a client by its service's name).
+Service = Literal["dynamodb", "sqs", "secretsmanager", "kms", "scheduler", "iam"]
 
 # CloudFormation's AWS::SQS::Queue properties and the SQS attribute each one becomes.
 _QUEUE_ATTRIBUTES = (
@@ -109,8 +111,14 @@ class LocalAws:
             "AWS_REGION": self.region,
         }
 
-    def client(self, service: str) -> Any:
-        return boto3.client(service, region_name=self.region, endpoint_url=self.url, **LOCAL_CREDENTIALS)
+    def client(self, service: Service) -> Any:
+        return boto3.client(
+            service,
+            region_name=self.region,
+            endpoint_url=self.url,
+            aws_access_key_id=LOCAL_CREDENTIALS["aws_access_key_id"],
+            aws_secret_access_key=LOCAL_CREDENTIALS["aws_secret_access_key"],
+        )
 
     def stop(self) -> None:
         if self._server is not None:
@@ -173,7 +181,7 @@ def provision(
     }
     clients: dict[str, Any] = {}
 
-    def client(service: str) -> Any:
+    def client(service: Service) -> Any:
         if service not in clients:
             clients[service] = boto3.client(service, **client_options)
         return clients[service]

@@ -391,7 +391,8 @@ class ApiGatewayHandler(BaseHTTPRequestHandler):
     def _read_body(self) -> bytes | None:
         """The request body; None when it is over API Gateway's limit (the rest is left unread)."""
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-            chunks, size = [], 0
+            chunks: list[bytes] = []
+            size = 0
             while True:
                 line = self.rfile.readline(1024)
                 length = int(line.split(b";", 1)[0].strip() or b"0", 16)

@@ -309,7 +309,12 @@ class FunctionRuntime:
                     self._all.discard(old)
                     self._count -= 1
         if stale:
-            threading.Thread(target=lambda: [s.stop() for s in stale], name="reclaim", daemon=True).start()
+
+            def reclaim() -> None:
+                for old in stale:
+                    old.stop()
+
+            threading.Thread(target=reclaim, name="reclaim", daemon=True).start()
 
     def _discard(self, sandbox: _Sandbox) -> None:
         sandbox.kill()

@@ -12,6 +12,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 OPENAPI_FILE = ROOT / "openapi.json"
@@ -70,7 +71,7 @@ def generate() -> str:
     return json.dumps(_without_422(json.loads(merge.get_openapi_json_schema())), indent=2, sort_keys=True) + "\n"
 
 
-def _without_422(document: dict) -> dict:
+def _without_422(document: dict[str, Any]) -> dict[str, Any]:
     """Powertools documents a 422 for every validating route; this API answers 400 with ErrorBody instead."""
     for operations in document["paths"].values():
         for operation in operations.values():

@@ -133,13 +133,18 @@ def _python_findings(path: Path, relative: str) -> list[Finding]:
     lines = source.splitlines()
     paths = _PythonPaths(tuple(Path(relative).parts))
     outside: set[int] = set()
-    for node in ast.walk(tree):
+    expressions = [node for node in ast.walk(tree) if isinstance(node, ast.expr)]  # paths are expressions
+    for node in expressions:
         location = paths.where(node)
         if location and location[0] == "..":
             outside.add(node.lineno)
-    for node in ast.walk(tree):
-        is_string = isinstance(node, ast.Constant) and isinstance(node.value, str)
-        if is_string and id(node) not in paths.consumed and _LEADING_CLIMB.match(node.value):
+    for node in expressions:
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in paths.consumed
+            and _LEADING_CLIMB.match(node.value)
+        ):
             outside.add(node.lineno)
     return [Finding(relative, line, lines[line - 1].strip()) for line in sorted(outside)]
 

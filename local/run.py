@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from local.gateway import ApiGateway, ApiServer
 from local.lambda_runtime import DEFAULT_CONCURRENCY, FunctionRuntime
 from local.queues import QueuePoller, ScheduleFirer
+from local.samples import SAMPLE_CONFIGURATION, SAMPLE_PROJECT_ID, SAMPLE_PROJECT_NAME
 from local.template import (
     LOCAL_NAME_PREFIX,
     LOCAL_REGION,
@@ -73,33 +74,6 @@ SYSTEM_VARIABLES = re.compile(
     r"^(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|LC_\w+|TZ|TMPDIR|TEMP|TMP|PYTHON\w*|VIRTUAL_ENV|SSL_CERT_\w+|"
     r"REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE|(?i:https?_proxy|no_proxy|all_proxy)|COVERAGE_\w+)$"
 )
-
-SAMPLE_PROJECT_ID = "local-sample-project"
-SAMPLE_PROJECT_NAME = "Local sample project"
-SAMPLE_CONFIGURATION: dict[str, Any] = {
-    "name": "Local Sample Server",
-    "description": "Minted by make run",
-    "roles": [
-        {
-            "name": "Moderator",
-            "color": "#3498DB",
-            "hoist": True,
-            "mentionable": True,
-            "permissions": ["KICK_MEMBERS", "MANAGE_MESSAGES"],
-        }
-    ],
-    "categories": [
-        {
-            "name": "Community",
-            "overwrites": [],
-            "channels": [
-                {"name": "welcome", "type": "text", "topic": "Say hello", "overwrites": []},
-                {"name": "lounge", "type": "voice", "user_limit": 10, "overwrites": []},
-            ],
-        }
-    ],
-    "channels": [],
-}
 
 _RESOURCE_WORDS = {
     "AWS::DynamoDB::Table": "tables",
@@ -176,7 +150,7 @@ class LocalSettings:
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
         sock.bind((host, 0))
-        return sock.getsockname()[1]
+        return int(sock.getsockname()[1])
 
 
 def start_chat_sandbox(bot_token: str) -> tuple[Any, str] | None:
@@ -193,7 +167,8 @@ def start_chat_sandbox(bot_token: str) -> tuple[Any, str] | None:
         return None
     fixture = json.loads(Path(chat_sandbox.DEFAULT_FIXTURE).read_text(encoding="utf-8"))
     fixture["bot"]["token"] = bot_token
-    return chat_sandbox.start_sandbox(host="127.0.0.1", port=0, fixture=fixture)
+    started: tuple[Any, str] = chat_sandbox.start_sandbox(host="127.0.0.1", port=0, fixture=fixture)
+    return started
 
 
 @dataclass

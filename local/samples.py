@@ -4,6 +4,34 @@ from __future__ import annotations
 
 from typing import Any
 
+# The sample project of `make run`: its sample code, the banner's demo code and the seeded deployment carry it.
+SAMPLE_PROJECT_ID = "local-sample-project"
+SAMPLE_PROJECT_NAME = "Local sample project"
+SAMPLE_CONFIGURATION: dict[str, Any] = {
+    "name": "Local Sample Server",
+    "description": "Minted by make run",
+    "roles": [
+        {
+            "name": "Moderator",
+            "color": "#3498DB",
+            "hoist": True,
+            "mentionable": True,
+            "permissions": ["KICK_MEMBERS", "MANAGE_MESSAGES"],
+        }
+    ],
+    "categories": [
+        {
+            "name": "Community",
+            "overwrites": [],
+            "channels": [
+                {"name": "welcome", "type": "text", "topic": "Say hello", "overwrites": []},
+                {"name": "lounge", "type": "voice", "user_limit": 10, "overwrites": []},
+            ],
+        }
+    ],
+    "channels": [],
+}
+
 # Permission sets the sample roles cycle through: what community servers give their staff and members.
 ROLE_PERMISSIONS = (
     ["KICK_MEMBERS", "MANAGE_MESSAGES", "MUTE_MEMBERS", "MODERATE_MEMBERS"],
@@ -36,7 +64,7 @@ def large_community(roles: int = 40, categories: int = 8, channels: int = 120) -
     }
     for c in range(categories):
         owner = role_names[c % roles]
-        category = {
+        category: dict[str, Any] = {
             "name": f"Area {c + 1}",
             "overwrites": [
                 {"role": "@everyone", "deny": ["VIEW_CHANNEL"]},

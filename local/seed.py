@@ -16,12 +16,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from local.template import LOCAL_NAME_PREFIX, all_functions, layers
-
-if TYPE_CHECKING:
-    from local.run import Runner
+from local.samples import SAMPLE_CONFIGURATION
+from local.template import LOCAL_NAME_PREFIX, FunctionSpec, Template, all_functions, layers
 
 DEV_USER = "dev-user"  # the `sub` of the banner's user token and of the bearer token in events/*.json
 DEV_ADMIN = "dev-admin"
@@ -31,6 +29,17 @@ DEMO_PROJECT_NAME = "Sample community"
 BUILD_GUILD_ID = "1191000000000001005"  # the sandbox's "Alice's Build Lab": empty, alice owns it, for deploys
 LINKED_USERNAME = "alice"  # the sandbox user whose account the seeding links to DEV_USER
 DEPLOYMENT_LOCK_SECONDS = 2 * 3600
+
+
+class SeedingRunner(Protocol):
+    """What seeding needs of the runner (local/run.py's Runner, which imports this module)."""
+
+    tpl: Template
+    chat_sandbox: Any  # the sandbox's server, None when it is not running
+
+    def function_environ(self, spec: FunctionSpec, function_name: str) -> dict[str, str]: ...
+
+    def mint_sample_code(self) -> tuple[str, str]: ...
 
 
 @dataclass
@@ -44,7 +53,7 @@ class Seeded:
     problems: list[str] = field(default_factory=list)
 
 
-def function_named(runner: Runner, name: str) -> Any:
+def function_named(runner: SeedingRunner, name: str) -> Any:
     """A function of the template by its operation name (the folder under functions/) or its logical id."""
     for spec in all_functions(runner.tpl):
         if name in (spec.logical_id, spec.code_dir.name):
@@ -54,7 +63,7 @@ def function_named(runner: Runner, name: str) -> Any:
 
 
 @contextmanager
-def layer_environment(runner: Runner, function: str) -> Iterator[None]:
+def layer_environment(runner: SeedingRunner, function: str) -> Iterator[None]:
     """os.environ as the template sets it for `function`, the layer importable, its cached settings fresh."""
     spec = function_named(runner, function)
     environ = runner.function_environ(spec, spec.function_name or f"{LOCAL_NAME_PREFIX}{spec.logical_id}")
@@ -87,7 +96,7 @@ def _clear_layer_caches() -> None:
             getattr(module, cached).cache_clear()
 
 
-def sandbox_user(runner: Runner, username: str) -> dict[str, Any] | None:
+def sandbox_user(runner: SeedingRunner, username: str) -> dict[str, Any] | None:
     state = getattr(runner.chat_sandbox, "state", None)
     if state is None:
         return None
@@ -95,10 +104,8 @@ def sandbox_user(runner: Runner, username: str) -> dict[str, Any] | None:
         return next((dict(user) for user in state.users.values() if user.get("username") == username), None)
 
 
-def seed_service(runner: Runner) -> Seeded:
+def seed_service(runner: SeedingRunner) -> Seeded:
     """The sample code (random, SAMPLE_CONFIGURATION), DEMO_CODE, and alice's chat account linked to DEV_USER."""
-    from local.run import SAMPLE_CONFIGURATION
-
     seeded = Seeded()
     try:
         seeded.sample_code, seeded.sample_code_expires_at = runner.mint_sample_code()
@@ -139,7 +146,7 @@ def _store_demo_code(configuration: dict[str, Any], chat_user_id: str | None) ->
     return DEMO_CODE
 
 
-def _link_chat_account(runner: Runner, chat_user_id: str) -> dict[str, str]:
+def _link_chat_account(runner: SeedingRunner, chat_user_id: str) -> dict[str, str]:
     """What chatAuth does for DEV_USER with a code the sandbox mints for the user, as if they had signed in."""
     chat_accounts = importlib.import_module("svcconf.chat_accounts")
     auth = importlib.import_module("svcconf.auth")
@@ -149,11 +156,9 @@ def _link_chat_account(runner: Runner, chat_user_id: str) -> dict[str, str]:
     return {"id": identity.chatUserId, "username": identity.chatUsername}
 
 
-def seed_deployment(runner: Runner, job: dict[str, Any], chat_user_id: str) -> str:
+def seed_deployment(runner: SeedingRunner, job: dict[str, Any], chat_user_id: str) -> str:
     """A queued deployment of the sample configuration to BUILD_GUILD_ID for a deploy job (the worker's
     message), stored and locked as deployToChat stores it; says what it did."""
-    from local.run import SAMPLE_CONFIGURATION
-
     with layer_environment(runner, "deployToChat"):
         store = importlib.import_module("svcconf.store.deployments")
         settings = importlib.import_module("svcconf.settings").get_settings()
@@ -182,7 +187,7 @@ def seed_deployment(runner: Runner, job: dict[str, Any], chat_user_id: str) -> s
         return f"queued deployment {deployment_id} of the sample configuration to {guild['name']} ({guild['id']})"
 
 
-def seed_template_job(runner: Runner, message: dict[str, Any]) -> str:
+def seed_template_job(runner: SeedingRunner, message: dict[str, Any]) -> str:
     """The running job a template worker's chunk message names, at that chunk's round, as seedTemplates and the
     round's planning would have stored it; says what it did."""
     with layer_environment(runner, "seedTemplates"):

@@ -43,8 +43,10 @@ def _construct_short_tag(loader: yaml.SafeLoader, tag_suffix: str, node: yaml.No
         value: Any = loader.construct_scalar(node)
     elif isinstance(node, yaml.SequenceNode):
         value = loader.construct_sequence(node, deep=True)
-    else:
+    elif isinstance(node, yaml.MappingNode):
         value = loader.construct_mapping(node, deep=True)
+    else:  # YAML has no fourth kind of node
+        raise TypeError(f"!{tag_suffix} on a {type(node).__name__}")
     if tag_suffix == "Ref":
         return {"Ref": value}
     if tag_suffix == "Condition":

@@ -53,7 +53,7 @@ def _slug(text: str) -> str:
 def template_for(kind: str, name: str, seed: int) -> dict[str, Any]:
     """A valid, lint-clean template for a kind of server."""
     words = kind.lower().split()
-    topic_channels = [{"name": f"{_slug(kind)}-chat", "topic": f"Everything about {kind}."}]
+    topic_channels: list[dict[str, Any]] = [{"name": f"{_slug(kind)}-chat", "topic": f"Everything about {kind}."}]
     topic_channels += [{"name": f"{word}-talk"} for word in dict.fromkeys(words) if len(word) > 3][:2]
     topic_channels.append({"name": "showcase", "topic": "Share what you made or did.", "slowmode_seconds": 30})
     if seed % 2:

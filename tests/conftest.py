@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import moto  # noqa: F401 - must come first: clients built before this import would reach real AWS
 import pytest
@@ -19,6 +20,18 @@ os.environ.update(
     POWERTOOLS_LOG_LEVEL="INFO",
 )
 
+# `make unit` runs the tests that start nothing (SVC_TESTS_START_NOTHING=1): there, a server or a process is an error.
+STARTING_EVENTS = ("socket.bind", "subprocess.Popen", "os.posix_spawn", "os.fork", "os.forkpty", "os.system")
+
+
+def _refuse_to_start(event: str, args: tuple[object, ...]) -> None:
+    if event in STARTING_EVENTS:
+        raise RuntimeError(f"{event}: a test of make unit starts no server or process (mark it starts)")
+
+
+if os.environ.get("SVC_TESTS_START_NOTHING") == "1":
+    sys.addaudithook(_refuse_to_start)
+
 
 @pytest.fixture(autouse=True)
 def _no_leftover_time_budget():
@@ -32,6 +45,15 @@ def _no_leftover_time_budget():
 
 # The fake AI provider (the local model over loopback HTTP) for every test that asks for it.
 from tests.ai_helpers import fake_provider, local_model_server  # noqa: E402, F401
+
+# Fixtures of this scope that start a server: a test that uses one is marked `starts`, wherever it is.
+SERVER_FIXTURES = {"local_model_server"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.starts)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
 from local.ai_model.responders import Request, responder
 
@@ -168,7 +168,7 @@ def build_compact(theme_name: str, name: str | None = None, roles: int = 0, chan
     return build
 
 
-def _usable(config: Any) -> bool:
+def _usable(config: Any) -> TypeGuard[dict[str, Any]]:
     """Looks like a configuration this model can edit (the service validates it for real)."""
     return (
         isinstance(config, dict)
@@ -190,10 +190,10 @@ def _edits(config: dict[str, Any], text: str) -> tuple[list[dict[str, Any]], lis
         done.append(f"Renamed the server to {match.group('name').strip()[:100]}.")
     for match in RENAME_ITEM.finditer(text):
         kind, old, new = match.group("kind").lower(), match.group("old").strip(), match.group("new").strip()
-        edit = {"op": "rename", "kind": kind, "name": old, "to": new}
+        rename: dict[str, Any] = {"op": "rename", "kind": kind, "name": old, "to": new}
         if kind == "channel":
-            edit["cat"] = _category_of(config, old)
-        edits.append(edit)
+            rename["cat"] = _category_of(config, old)
+        edits.append(rename)
         done.append(f"Renamed the {kind} {old} to {new}.")
     for match in MANY.finditer(text):
         categories, channels = _count(match.group("n")), _count(match.group("m"))
@@ -211,9 +211,9 @@ def _edits(config: dict[str, Any], text: str) -> tuple[list[dict[str, Any]], lis
         edit: dict[str, Any] = {"op": "add", "kind": "channel", "name": name}
         if kind != "text":
             edit["set"] = {"type": kind}
-        category = (match.group("cat") or "").removesuffix(" category") or _default_category(config)
-        if category:
-            edit["cat"] = category.strip()
+        target = (match.group("cat") or "").removesuffix(" category") or _default_category(config)
+        if target:
+            edit["cat"] = target.strip()
         edits.append(edit)
         done.append(f"Added the {kind} channel {name}.")
     for match in ADD_ROLE.finditer(text):

@@ -147,7 +147,7 @@ class LocalModelServer(ThreadingHTTPServer):
 
     @property
     def base_url(self) -> str:
-        host, port = self.server_address[:2]
+        host, port = self.socket.getsockname()[:2]  # the stubs allow bytes in server_address
         return f"http://{host}:{port}"
 
     def start(self) -> LocalModelServer:
@@ -195,8 +195,8 @@ class LocalModelServer(ThreadingHTTPServer):
         headers_out = base_headers | step.headers
         if step.status != 200:
             return step.status, headers_out, self._error(step.status, "Scripted failure", request_id), step.delay
-        message = self._message(request, step, number)
-        return 200, headers_out, message, step.delay + self.writing_seconds(message["usage"]["output_tokens"])
+        answer = self._message(request, step, number)
+        return 200, headers_out, answer, step.delay + self.writing_seconds(answer["usage"]["output_tokens"])
 
     def writing_seconds(self, output_tokens: int) -> float:
         """How long a model at this pace takes to write `output_tokens` (its first token's delay included)."""

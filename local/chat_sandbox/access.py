@@ -63,7 +63,7 @@ def bot_channel(state: SandboxState, channel_id: str) -> tuple[Guild, dict[str, 
 
 
 def guild_role(guild: Guild, role_id: str) -> dict[str, Any]:
-    role = guild["roles"].get(role_id)
+    role: dict[str, Any] | None = guild["roles"].get(role_id)
     if role is None:
         raise error(404, 10011, "Unknown Role")
     return role

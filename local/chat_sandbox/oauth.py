@@ -8,15 +8,33 @@ from __future__ import annotations
 
 import base64
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple, Protocol
 from urllib.parse import parse_qs, unquote_plus
 
 from local.chat_sandbox.protocol import Call, Caller, PlatformError, missing_access, unauthorized
 
-if TYPE_CHECKING:
-    from local.chat_sandbox.state import SandboxState
-
 DEFAULT_SCOPE = "identify email guilds"
+
+
+class Grants(NamedTuple):
+    """The OAuth codes and tokens the platform has issued, by code or token."""
+
+    codes: dict[str, dict[str, Any]]
+    access_tokens: dict[str, dict[str, Any]]
+    refresh_tokens: dict[str, dict[str, Any]]
+
+
+class OAuthState(Protocol):
+    """What this module reads and changes of the sandbox's state (state.py's SandboxState, which imports this)."""
+
+    application: dict[str, Any]
+    bot: dict[str, Any]
+    users: dict[str, dict[str, Any]]
+    codes: dict[str, dict[str, Any]]
+    access_tokens: dict[str, dict[str, Any]]
+    refresh_tokens: dict[str, dict[str, Any]]
+
+    def now(self) -> float: ...
 
 
 def _oauth_error(status: int, error: str, description: str | None = None) -> PlatformError:
@@ -30,12 +48,11 @@ def _grant(user_id: str, redirect_uri: str, scope: str, expires_at: float) -> di
     return {"user_id": user_id, "redirect_uri": redirect_uri, "scope": scope, "expires_at": expires_at, "used": False}
 
 
-def load_grants(state: SandboxState, oauth: dict[str, Any], now: float) -> None:
+def load_grants(application: dict[str, Any], oauth: dict[str, Any], now: float) -> Grants:
     """The fixture's pre-issued codes and tokens (times relative to `now`)."""
-    application = state.application
     scope = application.get("default_scope", DEFAULT_SCOPE)
     code_ttl = float(application.get("code_ttl_seconds", 600))
-    state.codes = {
+    codes = {
         entry["code"]: _grant(
             entry["user_id"],
             entry.get("redirect_uri", application["redirect_uris"][0]),
@@ -44,19 +61,20 @@ def load_grants(state: SandboxState, oauth: dict[str, Any], now: float) -> None:
         )
         for entry in oauth.get("codes", [])
     }
-    state.access_tokens, state.refresh_tokens = {}, {}
+    grants = Grants(codes, access_tokens={}, refresh_tokens={})
     for entry in oauth.get("tokens", []):
         token_scope = entry.get("scope", scope)
-        state.access_tokens[entry["access_token"]] = {
+        grants.access_tokens[entry["access_token"]] = {
             "user_id": entry["user_id"],
             "scope": token_scope,
             "expires_at": now + float(entry.get("expires_in_seconds", 604800)),
         }
         if entry.get("refresh_token"):
-            state.refresh_tokens[entry["refresh_token"]] = {"user_id": entry["user_id"], "scope": token_scope}
+            grants.refresh_tokens[entry["refresh_token"]] = {"user_id": entry["user_id"], "scope": token_scope}
+    return grants
 
 
-def mint_code(state: SandboxState, user_id: str, redirect_uri: str | None, scope: str | None) -> str:
+def mint_code(state: OAuthState, user_id: str, redirect_uri: str | None, scope: str | None) -> str:
     if user_id not in state.users:
         raise KeyError(f"unknown user {user_id}")
     application = state.application
@@ -70,7 +88,7 @@ def mint_code(state: SandboxState, user_id: str, redirect_uri: str | None, scope
     return code
 
 
-def authenticate(state: SandboxState, call: Call, who: str) -> Caller:
+def authenticate(state: OAuthState, call: Call, who: str) -> Caller:
     """The caller of a route that accepts `who`: "optional" | "any" | "bot" | "client"."""
     header = call.headers.get("authorization", "")
     scheme, _, credential = header.partition(" ")
@@ -94,7 +112,7 @@ def authenticate(state: SandboxState, call: Call, who: str) -> Caller:
     raise unauthorized()
 
 
-def _authenticate_client(state: SandboxState, call: Call, scheme: str, credential: str) -> Caller:
+def _authenticate_client(state: OAuthState, call: Call, scheme: str, credential: str) -> Caller:
     content_type = call.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type != "application/x-www-form-urlencoded":
         # Observed: a JSON body leaves the form empty, so the grant type reads as missing.
@@ -121,7 +139,7 @@ def _authenticate_client(state: SandboxState, call: Call, scheme: str, credentia
     return Caller("client", scheme or None)
 
 
-def token(state: SandboxState, call: Call) -> tuple[int, Any]:
+def token(state: OAuthState, call: Call) -> tuple[int, Any]:
     """`POST /oauth2/token`: exchange a code (single use) or a refresh token (rotated) for new tokens."""
     form = call.query
     grant_type = form.get("grant_type")

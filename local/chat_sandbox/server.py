@@ -47,7 +47,7 @@ class SandboxServer(ThreadingHTTPServer):
 
     @property
     def base_url(self) -> str:
-        host, port = self.server_address[:2]
+        host, port = self.socket.getsockname()[:2]  # the stubs allow bytes in server_address
         return f"http://{host}:{port}{API_ROOT}"
 
     def start(self) -> SandboxServer:

@@ -22,10 +22,14 @@ ROLE_CREATE, CHANNEL_CREATE = "POST /guilds/{guild_id}/roles", "POST /guilds/{gu
 class SandboxState:
     """Guilds, users, tokens and invites as the platform holds them; tests read and change them here."""
 
+    _fixture: dict[str, Any]  # as loaded: reset() goes back to it
+    _last_id: int  # the last snowflake handed out
+
     def __init__(self, fixture: dict[str, Any] | str | Path | None = None, **config: Any):
-        if fixture is None or isinstance(fixture, str | Path):
-            fixture = json.loads(Path(fixture or DEFAULT_FIXTURE).read_text(encoding="utf-8"))
-        self._fixture = copy.deepcopy(fixture)
+        if isinstance(fixture, dict):
+            self._fixture = copy.deepcopy(fixture)
+        else:
+            self._fixture = json.loads(Path(fixture or DEFAULT_FIXTURE).read_text(encoding="utf-8"))
         self.lock = threading.RLock()
         self.config = SandboxConfig().changed(config)
         self.clock_offset = 0.0
@@ -138,7 +142,9 @@ class SandboxState:
         self.bot = dict(fixture["bot"])
         self.users = {user["id"]: dict(user) for user in fixture.get("users", [])}
         self.users[self.bot["id"]] = {**self.bot, "bot": True, "discriminator": "0", "email": None, "verified": True}
-        oauth.load_grants(self, fixture.get("oauth", {}), now)
+        self.codes, self.access_tokens, self.refresh_tokens = oauth.load_grants(
+            self.application, fixture.get("oauth", {}), now
+        )
         self.guilds: dict[str, dict[str, Any]] = {}
         self.channel_guild: dict[str, str] = {}
         for raw in fixture.get("guilds", []):

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 import requests
 
-from local.run import SAMPLE_CONFIGURATION, free_port
+from local.run import free_port
+from local.samples import SAMPLE_CONFIGURATION
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_SECONDS = 60

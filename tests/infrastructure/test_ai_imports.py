@@ -17,6 +17,7 @@ from local.template import all_functions, load_template, raw_environment
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = load_template(ROOT / "template.yaml")
 KEY_VARIABLE = "ANTHROPIC_API_KEY_SECRET_ID"
+pytestmark = pytest.mark.starts  # each test imports in a fresh interpreter
 PROBE = """
 import gc, importlib, json, sys
 importlib.import_module(sys.argv[1])

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from local.outside_paths import ROOT, find_outside_documents, find_outside_paths, find_readme_problems
+from local.outside_paths import ROOT, find_outside_documents, find_outside_paths, find_readme_problems, main
 
 UP = ".."  # the samples below are built from this, so that this file itself names no folder outside
 
@@ -57,18 +55,11 @@ def test_the_repository_itself_reaches_nowhere_outside():
     assert [str(finding) for finding in find_outside_paths(ROOT)] == []
 
 
-def test_the_command_fails_and_names_each_finding(tmp_path: Path):
+def test_the_command_fails_and_names_each_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     write(tmp_path, "tests/test_x.py", f'SPEC = "{UP}/shared/spec.json"\n')
-    result = subprocess.run(
-        [sys.executable, "-m", "local.outside_paths", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
-    assert result.returncode == 1
+    assert main([str(tmp_path)]) == 1  # `python -m local.outside_paths` exits with it
     assert (
-        result.stdout.splitlines()[0]
+        capsys.readouterr().out.splitlines()[0]
         == f'tests/test_x.py:1: reaches outside the repository: SPEC = "{UP}/shared/spec.json"'
     )
 

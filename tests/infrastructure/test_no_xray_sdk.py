@@ -9,12 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from local.template import all_functions, load_template
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = load_template(ROOT / "template.yaml")
 
 
+@pytest.mark.starts  # a fresh interpreter
 def test_no_function_loads_the_xray_sdk():
     # Given a fresh interpreter, as a Lambda instance starts, with every function's handler imported
     modules = sorted({function.handler_module for function in all_functions(TEMPLATE)})

@@ -256,13 +256,13 @@ class Runner:
         from local.ai_model import LOCAL_API_KEY, start_local_model
         from local.ai_model.server import FIRST_TOKEN_SECONDS, TOKENS_PER_SECOND
 
-        # A real model's pace unless told otherwise (SVC_LOCAL_MODEL_TOKENS_PER_SECOND=0: answers at once).
-        values = self.settings.values
+        # A real model's pace unless told otherwise (SVC_LOCAL_MODEL_TOKENS_PER_SECOND=0: answers at once). The
+        # runner's own settings: read from its environment, never passed to the functions.
         self.local_model = start_local_model(
             host="127.0.0.1",
             port=0,
-            first_token_seconds=float(values.get("SVC_LOCAL_MODEL_FIRST_TOKEN_SECONDS") or FIRST_TOKEN_SECONDS),
-            tokens_per_second=float(values.get("SVC_LOCAL_MODEL_TOKENS_PER_SECOND") or TOKENS_PER_SECOND),
+            first_token_seconds=float(os.environ.get("SVC_LOCAL_MODEL_FIRST_TOKEN_SECONDS") or FIRST_TOKEN_SECONDS),
+            tokens_per_second=float(os.environ.get("SVC_LOCAL_MODEL_TOKENS_PER_SECOND") or TOKENS_PER_SECOND),
         )
         self.settings.use_local_model(self.local_model.base_url, LOCAL_API_KEY)
 

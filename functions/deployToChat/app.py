@@ -13,6 +13,7 @@ from svcconf.auth import BearerUser, bearer_user
 from svcconf.config import ServerConfig
 from svcconf.deployments import DeploymentView, DryRun, deploy, dry_run, info, rollback
 from svcconf.fields import Snowflake
+from svcconf.guild_configs import ExportAnswer, ImportAnswer, export_guild, import_template
 
 ProjectId = Annotated[
     str,
@@ -43,17 +44,39 @@ class RollbackRequest(BaseModel):
     guild_id: Snowflake
 
 
-DeployToChatRequest = Annotated[DeployRequest | InfoRequest | RollbackRequest, Field(discriminator="action")]
+class ExportRequest(BaseModel):
+    action: Literal["export"]
+    guild_id: Snowflake
+
+
+class ImportRequest(BaseModel):
+    action: Literal["import"]
+    template: str = Field(
+        min_length=1,
+        max_length=200,
+        description="A native server-template code or link of the chat platform.",
+        examples=["https://discord.new/hgM48av5Q69A"],
+    )
+
+
+DeployToChatRequest = Annotated[
+    DeployRequest | InfoRequest | RollbackRequest | ExportRequest | ImportRequest, Field(discriminator="action")
+]
+Answer = DeploymentView | DryRun | ExportAnswer | ImportAnswer
 
 app = create_app("deployToChat", max_body_bytes=MIB)
 
 
 @app.post(
     "/functions/deployToChat",
-    summary="Deploy a configuration to a server of the chat platform, plan it, read a deployment or roll it back",
+    summary="Deploy a configuration to a server of the chat platform, plan it, read a deployment or roll it back; "
+    "read a server or a native template as a configuration",
     security=[{BEARER_AUTH: []}],
     responses={
-        200: {"description": "info: the newest deployment; deploy with dry_run: the plan and its warnings"},
+        200: {
+            "description": "info: the newest deployment; deploy with dry_run: the plan and its warnings; "
+            "export: the server as a configuration; import: a native template as a configuration"
+        },
         202: {"description": "deploy or rollback: queued; the worker applies it (read its progress with info)"},
         **error_responses(400, 401, 403, 404, 409, 413, 415, 500, 502, 503),
     },
@@ -61,7 +84,11 @@ app = create_app("deployToChat", max_body_bytes=MIB)
 def deploy_to_chat(
     request: Annotated[DeployToChatRequest, Body()],
     user: Annotated[BearerUser, Depends(bearer_user)],
-) -> Response[DeploymentView | DryRun]:
+) -> Response[Answer]:
+    if isinstance(request, ExportRequest):
+        return _answer(export_guild(user, request.guild_id))
+    if isinstance(request, ImportRequest):
+        return _answer(import_template(request.template))
     if isinstance(request, DeployRequest):
         if request.dry_run:
             return _answer(dry_run(user, request.guild_id, request.config))
@@ -72,7 +99,7 @@ def deploy_to_chat(
     return _answer(rollback(user, request.project_id, request.guild_id), status_code=202)
 
 
-def _answer(body: DeploymentView | DryRun, status_code: int = 200) -> Response[DeploymentView | DryRun]:
+def _answer(body: Answer, status_code: int = 200) -> Response[Answer]:
     return Response(status_code, content_types.APPLICATION_JSON, body)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from svcconf.chat import Guild, PermissionOverwrite
 from svcconf.config import ServerConfig, to_bitfield
 from svcconf.deploy.export import export_config
+from svcconf.deploy.live import LiveGuild
 from svcconf.deploy.plan import plan_deployment
 from tests.unit.deploy_guilds import BOT_ROLE_ID, GUILD_ID, GuildBuilder, overwrite
 
@@ -63,9 +64,18 @@ def settings_of(ids: dict[str, str], **changes: object) -> Guild:
     return Guild.model_validate(values | changes)
 
 
+def with_settings(live: LiveGuild, settings: Guild) -> LiveGuild:
+    """The live guild with its settings, once the deploy compares them (branch config-v2's LiveGuild.settings)."""
+    if "settings" not in LiveGuild.model_fields:
+        return live
+    from svcconf.deploy.attributes import GuildSettings  # type: ignore[import-not-found,unused-ignore]
+
+    return live.model_copy(update={"settings": GuildSettings.of(settings)})
+
+
 def test_a_hand_built_guild_exports_to_a_configuration_that_deploys_back_with_no_write():
     guild, ids = hand_built()
-    live = guild.build()
+    live = with_settings(guild.build(), settings_of(ids))
 
     exported = export_config(live, settings_of(ids))
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from svcconf.chat import Guild, PermissionOverwrite
 from svcconf.config import ServerConfig, to_bitfield
 from svcconf.deploy.export import export_config
-from svcconf.deploy.live import LiveGuild
 from svcconf.deploy.plan import plan_deployment
 from tests.unit.deploy_guilds import BOT_ROLE_ID, GUILD_ID, GuildBuilder, overwrite
+from tests.unit.live_settings import with_settings
 
 FORUM_TAGS = [
     {"id": "1191000000000009801", "name": "Bug", "moderated": False, "emoji_name": "🐛"},
@@ -62,15 +62,6 @@ def settings_of(ids: dict[str, str], **changes: object) -> Guild:
         "preferred_locale": "de",
     }
     return Guild.model_validate(values | changes)
-
-
-def with_settings(live: LiveGuild, settings: Guild) -> LiveGuild:
-    """The live guild with its settings, once the deploy compares them (branch config-v2's LiveGuild.settings)."""
-    if "settings" not in LiveGuild.model_fields:
-        return live
-    from svcconf.deploy.attributes import GuildSettings  # type: ignore[import-not-found,unused-ignore]
-
-    return live.model_copy(update={"settings": GuildSettings.of(settings)})
 
 
 def test_a_hand_built_guild_exports_to_a_configuration_that_deploys_back_with_no_write():

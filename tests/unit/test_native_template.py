@@ -11,6 +11,7 @@ from svcconf.chat.templates import GuildTemplate, TemplateSnapshot
 from svcconf.config import to_bitfield
 from svcconf.deploy.native_template import template_config, template_guild
 from svcconf.deploy.plan import plan_deployment
+from tests.unit.live_settings import with_settings
 
 VIEW, SEND = to_bitfield(["VIEW_CHANNEL"]), to_bitfield(["SEND_MESSAGES"])
 
@@ -157,7 +158,7 @@ def test_a_snapshot_without_everyone_leaves_everyones_permissions_unstated():
 def test_the_configuration_plans_no_write_against_the_guild_the_snapshot_describes():
     parsed = TemplateSnapshot.model_validate(snapshot())
 
-    plan = plan_deployment(template_guild(parsed), template_config(parsed).config)
+    plan = plan_deployment(with_settings(template_guild(parsed), parsed), template_config(parsed).config)
 
     assert plan.steps == []
 

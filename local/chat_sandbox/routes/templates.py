@@ -51,11 +51,7 @@ def _channel(channel: dict[str, Any]) -> dict[str, Any]:
         "permission_overwrites": [
             {**overwrite, "id": str(overwrite["id"])} for overwrite in channel.get("permission_overwrites", [])
         ],
-        "available_tags": [
-            {"emoji_id": None, "emoji_name": None, "moderated": False, **tag} for tag in channel.get("available_tags", [])
-        ]
-        if forum
-        else None,
+        "available_tags": [_tag(tag) for tag in channel.get("available_tags", [])] if forum else None,
         "template": "",
         "default_reaction_emoji": channel.get("default_reaction_emoji"),
         "default_thread_rate_limit_per_user": channel.get("default_thread_rate_limit_per_user", 0 if forum else None),
@@ -64,6 +60,10 @@ def _channel(channel: dict[str, Any]) -> dict[str, Any]:
         "default_tag_setting": "match_some" if forum else None,
         "theme_color": None,
     }
+
+
+def _tag(tag: dict[str, Any]) -> dict[str, Any]:
+    return {"emoji_id": None, "emoji_name": None, "moderated": False, **tag}
 
 
 def _role(role: dict[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ LOUNGE, WELCOME = "1191000000000003015", "1191000000000003012"
 # The sandbox serves guild settings and forum fields once the v2 deploy is merged (branch config-v2); before it,
 # its answers hold none, so only what version 1 expresses can travel.
 SERVES_V2 = hasattr(payloads, "settings_json")
+KINDS = ("role", "category", "channel", "overwrite")
 V2_CHANNEL_FIELDS = (
     "bitrate",
     "video_quality",
@@ -192,12 +193,16 @@ def test_each_sandbox_template_imports_deploys_and_reads_back_as_imported(invoke
     assert config.channel_count() == len(snapshot["channels"])
     dry = call(invoke, deploy_body(BUILD_LAB, body["config"], dry_run=True))
     assert dry.status == 200, dry.body
-    assert {item["action"] for item in dry.body["plan"]} == {"create"}
+    # Every object is new to the empty guild (its settings and @everyone may change, once the deploy states them).
+    objects = [item for item in dry.body["plan"] if item["kind"] in KINDS and item["name"] != "@everyone"]
+    assert {item["action"] for item in objects} == {"create"}
 
     deploy_and_drain(invoke, aws, BUILD_LAB, body["config"])
 
-    read_back = call(invoke, {"action": "export", "guild_id": BUILD_LAB}).body["config"]
-    assert expressed(read_back) == expressed(body["config"])
+    read_back = expressed(call(invoke, {"action": "export", "guild_id": BUILD_LAB}).body["config"])
+    if SERVES_V2 and snapshot["description"] is None:
+        read_back["settings"]["description"] = None  # a setting the template leaves out stays as the guild has it
+    assert read_back == expressed(body["config"])
 
 
 @pytest.mark.parametrize(

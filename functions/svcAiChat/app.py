@@ -23,6 +23,8 @@ from svcconf.ai_chat import (
 )
 from svcconf.api import BEARER_AUTH, MIB, create_app, error_responses, lambda_entry_point
 from svcconf.auth import BearerUser, bearer_user
+from svcconf.fields import Snowflake
+from svcconf.guild_configs import guild_plan, starting_config
 
 
 class AiChatRequest(BaseModel):
@@ -34,6 +36,9 @@ class AiChatRequest(BaseModel):
     file_urls: list[HttpsUrl] = Field(default_factory=list, max_length=MAX_FILE_URLS)
     style: dict[str, Any] | None = None
     questionnaire_data: dict[str, Any] | None = None
+    guild_id: Snowflake | None = Field(
+        None, description="A server the caller manages: the conversation starts from it, and answers carry a plan."
+    )
 
 
 app = create_app("svcAiChat", max_body_bytes=MIB)
@@ -45,21 +50,27 @@ app = create_app("svcAiChat", max_body_bytes=MIB)
     security=[{BEARER_AUTH: []}],
     responses={
         200: {"description": "The AI's reply and a configuration valid per the schema (or null), with warnings"},
-        **error_responses(400, 401, 413, 415, 500, 502, 503, 504),
+        **error_responses(400, 401, 403, 409, 413, 415, 500, 502, 503, 504),
     },
 )
 def svc_ai_chat(
     request: Annotated[AiChatRequest, Body()],
-    _user: Annotated[BearerUser, Depends(bearer_user)],
+    user: Annotated[BearerUser, Depends(bearer_user)],
 ) -> ChatAnswer:
-    return chat(
+    current = request.currentConfig
+    if request.guild_id:
+        current = starting_config(user, request.guild_id, current)
+    answer = chat(
         messages=request.messages,
-        current_config=request.currentConfig,
+        current_config=current,
         style=request.style,
         questionnaire_data=request.questionnaire_data,
         attachments=request.attachments,
         file_urls=request.file_urls,
     )
+    if request.guild_id:
+        answer.plan = guild_plan(user, request.guild_id, answer.config)
+    return answer
 
 
 lambda_handler = lambda_entry_point(app)

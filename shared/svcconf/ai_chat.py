@@ -26,6 +26,7 @@ from svcconf.ai.client import ask_structured
 from svcconf.ai.errors import describe_problems
 from svcconf.config import LintWarning, ServerConfig, lint_config
 from svcconf.config.permissions import PERMISSION_BITS
+from svcconf.deploy.plan import PlanItem
 from svcconf.errors import BadRequest
 from svcconf.observability import logger, metrics
 from svcconf.templates import TemplateSummary, suggest_templates
@@ -107,6 +108,7 @@ class ChatAnswer(BaseModel):
     suggested_templates: list[TemplateSummary] = Field(max_length=MAX_SUGGESTED_TEMPLATES)
     is_complete: bool
     warnings: list[LintWarning] = Field(description="The permission-safety lint of `config`.")
+    plan: list[PlanItem] | None = Field(None, description="With guild_id: what a deploy of `config` would do there.")
 
 
 SYSTEM_PROMPT = f"""You are the configuration assistant of a service that builds servers on a chat platform \

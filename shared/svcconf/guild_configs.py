@@ -8,7 +8,7 @@ install link). The conversions themselves are pure (`deploy/export.py`, `deploy/
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
@@ -65,14 +65,25 @@ def export_guild(user: BearerUser, guild_id: str) -> ExportAnswer:
     return ExportAnswer(config=exported.config, warnings=exported.warnings)
 
 
-def starting_config(user: BearerUser, guild_id: str) -> ServerConfig:
-    """What a conversation about a live guild starts from: the guild itself."""
-    return export_guild(user, guild_id).config
+def starting_config(user: BearerUser, guild_id: str, current_config: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What a conversation about a live guild starts from: the caller's configuration, or the guild itself when
+    there is none. Either way the caller must manage the guild (403) with the bot in it (409), before any AI turn."""
+    live = _managed_live_guild(user, guild_id)
+    if current_config is not None:
+        return current_config
+    exported = export_config(live, get_chat_client().get_guild(guild_id))
+    return exported.config.model_dump(mode="json", exclude_none=True)  # what is unset costs the model no tokens
 
 
-def guild_plan(user: BearerUser, guild_id: str, config: ServerConfig) -> list[PlanItem]:
-    """What deploying `config` to the guild would create, update and keep (a dry run's plan, without preflight)."""
-    return plan_deployment(_managed_live_guild(user, guild_id), config).items
+def guild_plan(user: BearerUser, guild_id: str, config: ServerConfig | None) -> list[PlanItem] | None:
+    """What deploying `config` to the guild would create, update and keep (the dry run's plan, without its
+    preflight); None without a configuration, or for one that names an object twice (a deploy refuses it)."""
+    if config is None:
+        return None
+    try:
+        return plan_deployment(_managed_live_guild(user, guild_id), config).items
+    except BadRequest:
+        return None
 
 
 def template_code(text: str) -> str:

@@ -230,3 +230,37 @@ def test_overwrite_objects_parse_as_the_platform_sends_them():
     # A guard on the builder: overwrites are the client's own model, not dicts the exporter happens to read.
     guild, _ = hand_built()
     assert all(isinstance(o, PermissionOverwrite) for c in guild.build().channels for o in c.permission_overwrites)
+
+
+def test_a_guild_at_the_platforms_caps_exports_whole_and_deploys_back_with_no_write():
+    # 250 roles (@everyone and the bot's included), 500 channels: 10 private categories of 49 channels each.
+    guild = GuildBuilder()
+    role_ids = [guild.role(f"Team {n:03}", "SEND_MESSAGES", color=n) for n in range(248)]
+    for c in range(10):
+        private = [overwrite(GUILD_ID, deny=("VIEW_CHANNEL",)), *(overwrite(r, allow=("VIEW_CHANNEL",))
+                                                                 for r in role_ids[c * 20 : c * 20 + 20])]  # fmt: skip
+        category = guild.category(f"Division {c}", private)
+        for n in range(49):
+            own = [overwrite(role_ids[c * 20 + n % 20], allow=("VIEW_CHANNEL", "ATTACH_FILES"))] if n % 7 == 0 else []
+            guild.channel(f"room-{c}-{n}", "voice" if n % 5 == 0 else "text", parent=category, overwrites=private + own)
+    live = guild.build()
+    assert (len(live.roles), len(live.channels)) == (250, 500)
+
+    exported = export_config(live, Guild(id=GUILD_ID, name="g"))
+
+    config = exported.config
+    assert (len(config.roles), config.channel_count()) == (248, 500)
+    assert [w.rule for w in exported.warnings if w.rule in ("unrepresentable", "name-collision")] == []
+    assert sum(len(channel.overwrites) for channel in config.all_channels()) == 10 * 7
+    assert plan_deployment(live, exported.config).steps == []
+
+
+def test_overwrites_past_what_a_create_body_takes_are_named_not_a_failure():
+    guild = GuildBuilder()
+    role_ids = [guild.role(f"R{n}") for n in range(120)]
+    guild.channel("crowded", overwrites=[overwrite(r, allow=("VIEW_CHANNEL",)) for r in role_ids])
+
+    exported = export_config(guild.build(), Guild(id=GUILD_ID, name="g"))
+
+    assert len(exported.config.channels[0].overwrites) == 100
+    assert ("channels[0].overwrites", "unrepresentable") in {(w.field, w.rule) for w in exported.warnings}

@@ -21,7 +21,16 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from svcconf.chat import Channel as LiveChannel
 from svcconf.chat import ForumTag as LiveTag
 from svcconf.chat import Role as LiveRole
-from svcconf.config import CHANNEL_TYPES, EVERYONE, LintWarning, ServerConfig, from_bitfield, lint_config, to_bitfield
+from svcconf.config import (
+    CHANNEL_TYPES,
+    EVERYONE,
+    MAX_OVERWRITES,
+    LintWarning,
+    ServerConfig,
+    from_bitfield,
+    lint_config,
+    to_bitfield,
+)
 from svcconf.config.schema import Emoji, platform_channel_name
 from svcconf.config.vocabulary import (
     DEFAULT_NOTIFICATIONS,
@@ -160,7 +169,7 @@ class _Exporter:
         for category in self._unique(_ordered(self.live.categories), "categories", lambda c: c.name or ""):
             field = f"categories[{len(categories)}]"
             overwrites = self._overwrites(category, f"{field}.overwrites")
-            item = {"name": category.name, "overwrites": [_overwrite(n, a, d) for n, (a, d) in overwrites.items()]}
+            item = {"name": category.name, "overwrites": self._listed(overwrites, f"{field}.overwrites")}
             item["channels"] = self._channels(category.id, f"{field}.channels", overwrites)
             categories.append(item)
         return categories
@@ -213,7 +222,7 @@ class _Exporter:
         differing = {role: bits for role, bits in own.items() if inherited.get(role) != bits}
         item: dict[str, Any] = {"name": channel.name, "type": kind, "nsfw": channel.nsfw}
         item["slowmode_seconds"] = channel.rate_limit_per_user
-        item["overwrites"] = [_overwrite(role, allow, deny) for role, (allow, deny) in differing.items()]
+        item["overwrites"] = self._listed(differing, f"{field}.overwrites")
         if channel.topic:
             item["topic"] = channel.topic
         if kind in MAX_BITRATE_BY_TYPE:
@@ -258,6 +267,12 @@ class _Exporter:
         elif tag.emoji_id or tag.emoji_name:
             self.warn(f"{field}.emoji", "unrepresentable", f"tag '{tag.name}' has a custom emoji: left out")
         return item
+
+    def _listed(self, overwrites: dict[str, tuple[int, int]], field: str) -> list[dict[str, Any]]:
+        listed = [_overwrite(role, allow, deny) for role, (allow, deny) in overwrites.items()]
+        if len(listed) > MAX_OVERWRITES:  # the platform holds up to 1,000; a create body takes 100
+            self.warn(field, "unrepresentable", f"{len(listed) - MAX_OVERWRITES} overwrites past {MAX_OVERWRITES}")
+        return listed[:MAX_OVERWRITES]
 
     def _overwrites(self, channel: LiveChannel, field: str) -> dict[str, tuple[int, int]]:
         """The channel's role overwrites by configuration role name; the rest named in warnings."""

@@ -264,3 +264,13 @@ def test_overwrites_past_what_a_create_body_takes_are_named_not_a_failure():
 
     assert len(exported.config.channels[0].overwrites) == 100
     assert ("channels[0].overwrites", "unrepresentable") in {(w.field, w.rule) for w in exported.warnings}
+
+
+def test_a_plain_role_the_bot_also_holds_is_exported_its_managed_role_is_not():
+    guild = GuildBuilder()
+    bots = guild.role("Bots", "SEND_MESSAGES")
+    live = guild.build().model_copy(update={"bot_role_ids": [BOT_ROLE_ID, bots]})
+
+    config = export_config(live, Guild(id=GUILD_ID, name="g")).config
+
+    assert [role.name for role in config.roles] == ["Bots"]

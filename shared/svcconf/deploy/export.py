@@ -134,8 +134,8 @@ class _Exporter:
         roles: list[dict[str, Any]] = []
         taken: dict[str, LiveRole] = {}
         for role in reversed(bottom_up):
-            if role.managed or role.id in self.live.bot_role_ids:
-                continue  # the platform gives and takes these; a deploy cannot
+            if role.managed:
+                continue  # the bot's own role and integrations': the platform gives and takes them, a deploy cannot
             field = f"roles[{len(roles)}]"
             key = role.name.casefold()
             if key == EVERYONE:
@@ -166,7 +166,8 @@ class _Exporter:
 
     def _categories(self) -> list[dict[str, Any]]:
         categories: list[dict[str, Any]] = []
-        for category in self._unique(_ordered(self.live.categories), "categories", lambda c: c.name or ""):
+        kept = self._unique(_ordered(self.live.categories), "categories", lambda c: c.name or "", " with its channels")
+        for category in kept:
             field = f"categories[{len(categories)}]"
             overwrites = self._overwrites(category, f"{field}.overwrites")
             item = {"name": category.name, "overwrites": self._listed(overwrites, f"{field}.overwrites")}
@@ -197,7 +198,9 @@ class _Exporter:
             channels.append(self._channel(channel, path, inherited))
         return channels
 
-    def _unique(self, channels: list[LiveChannel], field: str, key: Callable[[LiveChannel], str]) -> list[LiveChannel]:
+    def _unique(
+        self, channels: list[LiveChannel], field: str, key: Callable[[LiveChannel], str], also: str = ""
+    ) -> list[LiveChannel]:
         """One channel per name where the deploy matches by name: the one its plan would match (the highest, then
         the oldest), in place."""
         chosen: dict[str, LiveChannel] = {}
@@ -208,7 +211,9 @@ class _Exporter:
             if chosen[key(channel).casefold()] is channel:
                 kept.append(channel)
             else:
-                message = f"'{channel.name}' is left out: another of that name stands here and a deploy matches by name"
+                message = (
+                    f"'{channel.name}'{also} is left out: another of that name stands here, a deploy matches by name"
+                )
                 self.warn(field, "name-collision", message)
         return kept
 

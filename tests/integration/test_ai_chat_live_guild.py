@@ -9,7 +9,6 @@ import boto3
 import pytest
 from aws_lambda_powertools.utilities import parameters
 
-from local.ai_model import Step
 from svcconf.settings import get_settings
 from tests.ai_helpers import TEST_KEY
 from tests.integration.conftest import bearer
@@ -67,14 +66,16 @@ def test_a_conversation_about_a_live_guild_starts_from_it_and_plans_only_what_it
     assert writes(platform) == []  # a plan, not a deploy
 
 
-def test_a_changed_attribute_is_an_update_with_its_fields(invoke, chat, platform):
+def test_a_given_configuration_is_planned_against_the_guild_with_its_changed_fields(invoke, chat):
     current = ask(invoke, {"messages": [{"role": "user", "content": "Show me."}], "guild_id": DEMO}).body["config"]
     moderator = next(role for role in current["roles"] if role["name"] == "Moderator")
     moderator["hoist"] = False
-    chat.script(Step(json={"reply": "Unhoisted.", "config": current, "quick_replies": [], "is_complete": False}))
 
-    body = ask(invoke, {"messages": [{"role": "user", "content": "Unhoist mods."}], "guild_id": DEMO}).body
+    body = ask(
+        invoke, {"messages": [{"role": "user", "content": "Show me."}], "guild_id": DEMO, "currentConfig": current}
+    ).body
 
+    assert next(role for role in body["config"]["roles"] if role["name"] == "Moderator")["hoist"] is False
     updates = [item for item in body["plan"] if item["action"] != "keep"]
     assert updates == [
         {

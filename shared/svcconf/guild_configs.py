@@ -30,7 +30,7 @@ TEMPLATE_CODE = re.compile(r"[A-Za-z0-9_-]{2,64}")
 
 
 class ExportAnswer(BaseModel):
-    action: Literal["export"] = "export"
+    status: Literal["exported"] = Field("exported", description="Tells this answer apart from the others of 200.")
     config: ServerConfig
     warnings: list[LintWarning]
 
@@ -43,7 +43,7 @@ class TemplateSource(BaseModel):
 
 
 class ImportAnswer(BaseModel):
-    action: Literal["import"] = "import"
+    status: Literal["imported"] = Field("imported", description="Tells this answer apart from the others of 200.")
     config: ServerConfig
     warnings: list[LintWarning]
     source: TemplateSource = Field(description="The native template the configuration was read from.")

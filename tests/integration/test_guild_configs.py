@@ -116,7 +116,7 @@ def test_export_reads_a_hand_built_guild_and_deploying_it_back_sends_no_write(in
 
     assert exported.status == 200, exported.body
     body = exported.body
-    assert body["action"] == "export"
+    assert body["status"] == "exported"
     config = body["config"]
     assert [role["name"] for role in config["roles"]] == ["Moderator", "Member"]  # the bot's managed role left out
     staff = next(category for category in config["categories"] if category["name"] == "Staff")
@@ -180,7 +180,7 @@ def test_each_sandbox_template_imports_deploys_and_reads_back_as_imported(invoke
 
     assert imported.status == 200, imported.body
     body = imported.body
-    assert body["action"] == "import"
+    assert body["status"] == "imported"
     assert body["source"] == {
         "code": code,
         "name": template["name"],

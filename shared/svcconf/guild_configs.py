@@ -11,7 +11,7 @@ import re
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from svcconf.auth import BearerUser
 from svcconf.chat import UnknownGuild, get_chat_client
@@ -30,7 +30,10 @@ TEMPLATE_CODE = re.compile(r"[A-Za-z0-9_-]{2,64}")
 
 
 class ExportAnswer(BaseModel):
-    status: Literal["exported"] = Field("exported", description="Tells this answer apart from the others of 200.")
+    # Described as requests take a configuration, so openapi.json holds one ServerConfig (see ai_chat.ChatAnswer).
+    model_config = ConfigDict(json_schema_mode_override="validation")
+
+    status: Literal["exported"] = Field(description="Tells this answer apart from the others of 200.")
     config: ServerConfig
     warnings: list[LintWarning]
 
@@ -43,7 +46,9 @@ class TemplateSource(BaseModel):
 
 
 class ImportAnswer(BaseModel):
-    status: Literal["imported"] = Field("imported", description="Tells this answer apart from the others of 200.")
+    model_config = ConfigDict(json_schema_mode_override="validation")  # as ExportAnswer
+
+    status: Literal["imported"] = Field(description="Tells this answer apart from the others of 200.")
     config: ServerConfig
     warnings: list[LintWarning]
     source: TemplateSource = Field(description="The native template the configuration was read from.")
@@ -62,7 +67,7 @@ def export_guild(user: BearerUser, guild_id: str) -> ExportAnswer:
     live = _managed_live_guild(user, guild_id)
     # The settings come with the guild; until the live guild carries them, one more read.
     exported = export_config(live, get_chat_client().get_guild(guild_id))
-    return ExportAnswer(config=exported.config, warnings=exported.warnings)
+    return ExportAnswer(status="exported", config=exported.config, warnings=exported.warnings)
 
 
 def starting_config(user: BearerUser, guild_id: str, current_config: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -117,4 +122,4 @@ def import_template(text: str) -> ImportAnswer:
     source = TemplateSource(
         code=template.code, name=template.name, description=template.description, usage_count=template.usage_count
     )
-    return ImportAnswer(config=exported.config, warnings=exported.warnings, source=source)
+    return ImportAnswer(status="imported", config=exported.config, warnings=exported.warnings, source=source)

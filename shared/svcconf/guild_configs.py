@@ -8,10 +8,10 @@ install link). The conversions themselves are pure (`deploy/export.py`, `deploy/
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field, WithJsonSchema
 
 from svcconf.auth import BearerUser
 from svcconf.chat import UnknownGuild, get_chat_client
@@ -29,12 +29,16 @@ from svcconf.settings import get_settings
 TEMPLATE_CODE = re.compile(r"[A-Za-z0-9_-]{2,64}")
 
 
-class ExportAnswer(BaseModel):
-    # Described as requests take a configuration, so openapi.json holds one ServerConfig (see ai_chat.ChatAnswer).
-    model_config = ConfigDict(json_schema_mode_override="validation")
+# As in svcAiChat's answer: openapi.json describes ServerConfig once, as requests take it. Declared through a union,
+# pydantic adds no second, serialised form of it (colours as integers only) to the document; never None here.
+AnsweredConfig = Annotated[
+    ServerConfig | None, WithJsonSchema({"allOf": [{"$ref": "#/components/schemas/ServerConfig"}]})
+]
 
+
+class ExportAnswer(BaseModel):
     status: Literal["exported"] = Field(description="Tells this answer apart from the others of 200.")
-    config: ServerConfig
+    config: AnsweredConfig
     warnings: list[LintWarning]
 
 
@@ -46,10 +50,8 @@ class TemplateSource(BaseModel):
 
 
 class ImportAnswer(BaseModel):
-    model_config = ConfigDict(json_schema_mode_override="validation")  # as ExportAnswer
-
     status: Literal["imported"] = Field(description="Tells this answer apart from the others of 200.")
-    config: ServerConfig
+    config: AnsweredConfig
     warnings: list[LintWarning]
     source: TemplateSource = Field(description="The native template the configuration was read from.")
 

@@ -85,7 +85,8 @@ def build_by_hand(platform) -> None:
 
 
 def expressed(config: dict[str, Any]) -> dict[str, Any]:
-    """What §5 expresses of a guild, as the sandbox can hold it now (version 1 only, before the v2 deploy)."""
+    """What a configuration expresses of a guild, as the sandbox can hold it now (version 1 only, before the v2
+    deploy)."""
     config = ServerConfig.model_validate(config).model_dump(mode="json", exclude={"name"})
     if SERVES_V2:
         return config

@@ -2,8 +2,8 @@
 
 A template's snapshot names its roles and channels by small integer placeholders (@everyone is 0), not
 snowflakes, and its types drift from the description: ids and bitfields come as integers or strings, lists as
-null (chat-platform.md §5). Parsing is lenient like `models.py`: ids and bitfields become decimal strings,
-a missing list is empty.
+null (the platform's docs and its OpenAPI description disagree). Parsing is lenient like `models.py`: ids and
+bitfields become decimal strings, a missing list is empty.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A guild read back as a configuration (§5): what deployToChat `export` answers, svcAiChat starts from, and a
+"""A guild read back as a server configuration: what deployToChat `export` answers, svcAiChat starts from, and a
 native template becomes (`native_template`).
 
 Pure: the guild's roles and channels (a `LiveGuild`) and its settings in, a `ServerConfig` and warnings out. It
@@ -7,8 +7,9 @@ gives them), every attribute stated, categories' overwrites on the category and 
 differ from its category's (the plan rebuilds a channel's as the category's with its own replacing them role by
 role), names that are unique where the deploy matches by name. Deploying it to the same guild writes nothing.
 
-What §5 cannot say is left out and named in a warning: member overwrites, managed roles in overwrites, custom
-emoji, values past the schema's limits, a second object of a name the deploy would confuse with the first.
+What a configuration cannot say is left out and named in a warning: member overwrites, managed roles in
+overwrites, custom emoji, values past the schema's limits, a second object of a name the deploy would confuse
+with the first.
 """
 
 from __future__ import annotations
@@ -186,7 +187,7 @@ class _Exporter:
                 self.warn(
                     field,
                     "unrepresentable",
-                    f"channel '{channel.name}' is of a type (#{channel.type}) §5 has no name for",
+                    f"channel '{channel.name}' is of a type (#{channel.type}) a configuration has no name for",
                 )
 
         def key(channel: LiveChannel) -> str:
@@ -285,7 +286,9 @@ class _Exporter:
         for overwrite in channel.permission_overwrites:
             if overwrite.type != ROLE_OVERWRITE:
                 self.warn(
-                    field, "member-overwrite", f"'{channel.name}' has an overwrite for a member: §5 names roles only"
+                    field,
+                    "member-overwrite",
+                    f"'{channel.name}' has an overwrite for a member: a configuration names roles only",
                 )
                 continue
             role = self.role_names.get(overwrite.id)

@@ -1,4 +1,4 @@
-"""A native server template of the platform as a configuration (§5): what deployToChat `import` answers.
+"""A native server template of the platform as a server configuration: what deployToChat `import` answers.
 
 Pure. The snapshot is read as the guild it was taken from, then exported like a live one (`export`), so a
 template and a guild become configurations by the same rules. Placeholders stand for ids: @everyone is

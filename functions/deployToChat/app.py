@@ -23,6 +23,7 @@ from svcconf.auth import BearerUser, bearer_user
 from svcconf.config import ServerConfig
 from svcconf.deployments import DeploymentView, DryRun, deploy, dry_run, info, rollback
 from svcconf.fields import Snowflake
+from svcconf.guild_configs import ExportAnswer, ImportAnswer, export_guild, import_template
 
 ProjectId = Annotated[
     str,
@@ -53,11 +54,30 @@ class RollbackRequest(BaseModel):
     guild_id: Snowflake
 
 
-DeployToChatRequest = Annotated[DeployRequest | InfoRequest | RollbackRequest, Field(discriminator="action")]
+class ExportRequest(BaseModel):
+    action: Literal["export"]
+    guild_id: Snowflake
 
 
-class DeployToChatAnswer(RootModel[Annotated[DeploymentView | DryRun, Field(discriminator="status")]]):
-    """An answer of 200: a plan (`status: planned`) or a deployment (`status`: one of its states)."""
+class ImportRequest(BaseModel):
+    action: Literal["import"]
+    template: str = Field(
+        min_length=1,
+        max_length=200,
+        description="A native server-template code or link of the chat platform.",
+        examples=["https://discord.new/hgM48av5Q69A"],
+    )
+
+
+DeployToChatRequest = Annotated[
+    DeployRequest | InfoRequest | RollbackRequest | ExportRequest | ImportRequest, Field(discriminator="action")
+]
+Answer = DeploymentView | DryRun | ExportAnswer | ImportAnswer
+
+
+class DeployToChatAnswer(RootModel[Annotated[Answer, Field(discriminator="status")]]):
+    """An answer of 200: a plan (`status: planned`), a configuration read from a server (`exported`) or a template
+    (`imported`), or a deployment (`status`: one of its states)."""
 
 
 app = create_app("deployToChat", max_body_bytes=MIB)
@@ -67,17 +87,21 @@ app = create_app("deployToChat", max_body_bytes=MIB)
     "/functions/deployToChat",
     operation_id="deployToChat",
     tags=["Deployments"],
-    summary="Deploy a configuration to a server of the chat platform, plan it, read a deployment or roll it back",
+    summary="Deploy a configuration to a server of the chat platform, plan it, read a deployment, roll it back, or "
+    "read a server or a native template as a configuration",
     description=(
-        "One operation, four actions chosen by `action`: `deploy` queues a deployment of the configuration to a "
+        "One operation, six actions chosen by `action`: `deploy` queues a deployment of the configuration to a "
         "server the user manages (202; with `dry_run: true` it only plans and answers the plan, 200), `info` reads "
-        "the newest deployment of a project (200), `rollback` queues the undoing of the newest one (202). Answers "
-        "are told apart by `status`: `planned` for a plan, a deployment's state otherwise."
+        "the newest deployment of a project (200), `rollback` queues the undoing of the newest one (202), `export` "
+        "reads a server as a configuration (200), `import` reads a native server template as one (200). Answers "
+        "are told apart by `status`: `planned` for a plan, `exported` and `imported` for a configuration read, a "
+        "deployment's state otherwise."
     ),
     security=[{BEARER_AUTH: []}],
     responses={
         200: success(
-            "info: the newest deployment; deploy with dry_run: the plan and its warnings",
+            "info: the newest deployment; deploy with dry_run: the plan and its warnings; export, import: a "
+            "configuration read from a server or a native template",
             DeployToChatAnswer,
             DEPLOY_ANSWERS,
         ),
@@ -91,7 +115,8 @@ app = create_app("deployToChat", max_body_bytes=MIB)
                 **BEARER_ERRORS,
                 400: "a field is invalid, or no usable chat account is linked to the user; `details` names each field",
                 403: "the user may not manage the server",
-                404: "no such server for the user, or no deployment of the project to roll back or read",
+                404: "no such server for the user, no deployment of the project to roll back or read, or no template "
+                "of that code",
                 409: "another deployment to the server is running, the bot is not in it, or its preflight failed",
                 502: "the chat platform failed or is rate-limiting the service",
                 503: "deployments or bearer authentication are not configured",
@@ -102,7 +127,11 @@ app = create_app("deployToChat", max_body_bytes=MIB)
 def deploy_to_chat(
     request: Annotated[DeployToChatRequest, Body(openapi_examples=request_examples(DEPLOY_REQUESTS))],
     user: Annotated[BearerUser, Depends(bearer_user)],
-) -> Response[DeploymentView | DryRun]:
+) -> Response[Answer]:
+    if isinstance(request, ExportRequest):
+        return _answer(export_guild(user, request.guild_id))
+    if isinstance(request, ImportRequest):
+        return _answer(import_template(request.template))
     if isinstance(request, DeployRequest):
         if request.dry_run:
             return _answer(dry_run(user, request.guild_id, request.config))
@@ -113,7 +142,7 @@ def deploy_to_chat(
     return _answer(rollback(user, request.project_id, request.guild_id), status_code=202)
 
 
-def _answer(body: DeploymentView | DryRun, status_code: int = 200) -> Response[DeploymentView | DryRun]:
+def _answer(body: Answer, status_code: int = 200) -> Response[Answer]:
     return Response(status_code, content_types.APPLICATION_JSON, body)
 
 

@@ -33,6 +33,8 @@ from svcconf.api import (
 )
 from svcconf.api_examples import AI_CHAT_ANSWERS, AI_CHAT_REQUESTS
 from svcconf.auth import BearerUser, bearer_user
+from svcconf.fields import Snowflake
+from svcconf.guild_configs import guild_plan, starting_config
 
 
 class AiChatRequest(BaseModel):
@@ -44,6 +46,9 @@ class AiChatRequest(BaseModel):
     file_urls: list[HttpsUrl] = Field(default_factory=list, max_length=MAX_FILE_URLS)
     style: dict[str, Any] | None = None
     questionnaire_data: dict[str, Any] | None = None
+    guild_id: Snowflake | None = Field(
+        None, description="A server the caller manages: the conversation starts from it, and answers carry a plan."
+    )
 
 
 app = create_app("svcAiChat", max_body_bytes=MIB)
@@ -69,6 +74,8 @@ app = create_app("svcAiChat", max_body_bytes=MIB)
         **error_responses(
             {
                 **BEARER_ERRORS,
+                403: "guild_id: no usable chat account is linked, or the user may not manage the server",
+                409: "guild_id: the bot is not in the server (`install_url` says how to add it)",
                 502: "the AI provider failed",
                 503: "the AI provider or bearer authentication is not configured, or the provider is overloaded",
                 504: "the AI provider did not answer in time",
@@ -78,16 +85,22 @@ app = create_app("svcAiChat", max_body_bytes=MIB)
 )
 def svc_ai_chat(
     request: Annotated[AiChatRequest, Body(openapi_examples=request_examples(AI_CHAT_REQUESTS))],
-    _user: Annotated[BearerUser, Depends(bearer_user)],
+    user: Annotated[BearerUser, Depends(bearer_user)],
 ) -> ChatAnswer:
-    return chat(
+    current = request.currentConfig
+    if request.guild_id:
+        current = starting_config(user, request.guild_id, current)
+    answer = chat(
         messages=request.messages,
-        current_config=request.currentConfig,
+        current_config=current,
         style=request.style,
         questionnaire_data=request.questionnaire_data,
         attachments=request.attachments,
         file_urls=request.file_urls,
     )
+    if request.guild_id:
+        answer.plan = guild_plan(user, request.guild_id, answer.config)
+    return answer
 
 
 lambda_handler = lambda_entry_point(app)

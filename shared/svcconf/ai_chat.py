@@ -29,7 +29,8 @@ from svcconf.ai_chat_prompt import SYSTEM_PROMPT, build_messages, repair_turns
 from svcconf.ai_turn import ChatTurn, build_of, edits_of, salvage
 from svcconf.config import LintWarning, ServerConfig, lint_config
 from svcconf.config.compact import expand
-from svcconf.config.edits import Change, EditsRejected, apply_edits, apply_prefix
+from svcconf.config.edits import ConfigChange, EditsRejected, apply_edits, apply_prefix
+from svcconf.deploy.plan import PlanItem
 from svcconf.errors import BadRequest, FieldError
 from svcconf.observability import logger, metrics
 from svcconf.templates import TemplateSummary, suggest_templates
@@ -96,8 +97,11 @@ class ChatAnswer(BaseModel):
     quick_replies: list[str] = Field(max_length=MAX_QUICK_REPLIES)
     suggested_templates: list[TemplateSummary] = Field(max_length=MAX_SUGGESTED_TEMPLATES)
     is_complete: bool
-    changes: list[Change] = Field(description="What this turn changed: `{op, path, old, new}`, paths as `config`'s.")
+    changes: list[ConfigChange] = Field(
+        description="What this turn changed: `{op, path, old, new}`, paths as `config`'s."
+    )
     warnings: list[LintWarning] = Field(description="The permission-safety lint of `config`.")
+    plan: list[PlanItem] | None = Field(None, description="With guild_id: what a deploy of `config` would do there.")
 
 
 def chat(
@@ -172,10 +176,10 @@ def _applied(
     return _answer(turn.reply, config, quick, suggestions, complete=complete, changes=changes)
 
 
-def _built(config: ServerConfig) -> list[Change]:
+def _built(config: ServerConfig) -> list[ConfigChange]:
     data = config.model_dump(mode="json")
     return [
-        Change(op="add", path=f"{key}[{i}]", new=item)
+        ConfigChange(op="add", path=f"{key}[{i}]", new=item)
         for key in ("roles", "categories", "channels")
         for i, item in enumerate(data[key])
     ]
@@ -266,7 +270,7 @@ def _answer(
     suggestions: list[TemplateSummary],
     *,
     complete: bool,
-    changes: list[Change] | None = None,
+    changes: list[ConfigChange] | None = None,
 ) -> ChatAnswer:
     return ChatAnswer(
         reply=reply,

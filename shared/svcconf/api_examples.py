@@ -100,6 +100,8 @@ DEPLOY_REQUESTS: dict[str, Any] = {
     },
     "info": {"action": "info", "project_id": "sample-project"},
     "rollback": {"action": "rollback", "project_id": "sample-project", "guild_id": GUILD_ID},
+    "export": {"action": "export", "guild_id": GUILD_ID},
+    "import": {"action": "import", "template": "https://discord.new/svcPlainClub"},
 }
 DEPLOY_PLANNED: dict[str, Any] = {
     "ok": True,
@@ -123,6 +125,26 @@ DEPLOY_ANSWERS: dict[str, Any] = {
         "deploy", "succeeded", backup_id="bk_01a20e188acb1bc73d2588", finished_at="2026-11-24T15:06:59.205820Z"
     ),
     "dryRun": DEPLOY_PLANNED,
+    "export": {
+        "status": "exported",
+        "config": {
+            **SAMPLE_CONFIG,
+            "name": "Alice's Build Lab",
+            "roles": [{**SAMPLE_CONFIG["roles"][0], "color": 0x3498DB}, SAMPLE_CONFIG["roles"][1]],
+        },
+        "warnings": [],
+    },
+    "import": {
+        "status": "imported",
+        "config": {
+            "name": "Plain Club",
+            "everyone_permissions": ["VIEW_CHANNEL", "SEND_MESSAGES", "CONNECT", "SPEAK"],
+            "settings": {"verification_level": "none", "preferred_locale": "fr"},
+            "channels": [{"name": "bienvenue"}, {"name": "Salon vocal", "type": "voice", "bitrate": 64000}],
+        },
+        "warnings": [],
+        "source": {"code": "svcPlainClub", "name": "Plain Club", "description": None, "usage_count": 3},
+    },
 }
 DEPLOY_QUEUED: dict[str, Any] = {
     "deploy": _deployment("deploy", "queued"),

@@ -85,6 +85,11 @@ class Settings(BaseModel):
     chat_invite_hosts: CsvList = Field(
         default_factory=lambda: ["discord.gg", "discord.com", "discordapp.com"], alias="CHAT_INVITE_HOSTS"
     )
+    # Where the platform's server-template links live: a host and the path before the code.
+    chat_template_links: CsvList = Field(
+        default_factory=lambda: ["discord.new", "discord.com/template", "discordapp.com/template"],
+        alias="CHAT_TEMPLATE_LINKS",
+    )
     # One request's timeout, and one call's whole time (requests, rate-limit waits, retries). Both are clipped to
     # the invocation's time left (svcconf.budget); the defaults alone already end a call inside a 15 s function.
     chat_timeout_seconds: float = Field(5.0, gt=0, alias="CHAT_TIMEOUT_SECONDS")

@@ -41,6 +41,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from local.chat_sandbox import SandboxServer, SandboxState
+from local.chat_sandbox.routes.templates import templates as sandbox_templates
 from svcconf.chat import (
     ChatApiError,
     ChatClient,
@@ -52,6 +53,7 @@ from svcconf.chat import (
     UnknownInvite,
     UnknownOverwrite,
     UnknownRole,
+    UnknownTemplate,
 )
 from svcconf.settings import Settings
 from tests.integration.chat_conftest_helpers import (
@@ -279,6 +281,22 @@ def test_invite_and_unknown_invite_conform(recorder: Recorder):
     assert dated.json()["expires_at"].endswith("+00:00")
     assert unknown.status_code == 404
     assert unknown.json() == {"message": "Unknown Invite", "code": 10006}
+
+
+def test_each_template_and_an_unknown_template_conform(recorder: Recorder):
+    # When every template of the sandbox's fixture and an unknown code are read (with the bot token)
+    codes = list(sandbox_templates())
+    for code in codes:
+        recorder.client.get_template(code)
+    with pytest.raises(UnknownTemplate):
+        recorder.client.get_template("noSuchTemplate")
+    *found, unknown = recorder.take()
+    # Then each exchange, the 404 included, matches the description
+    for exchange in (*found, unknown):
+        recorder.check(exchange)
+    assert [exchange.json()["code"] for exchange in found] == codes
+    assert unknown.status_code == 404
+    assert unknown.json() == {"message": "Unknown Guild Template", "code": 10057}
 
 
 def test_current_user_as_user_and_as_bot_conforms(recorder: Recorder):

@@ -38,7 +38,7 @@ def test_a_questionnaire_alone_gets_a_first_configuration(invoke, chat) -> None:
     assert response.status == 200
     body = response.body
     assert set(body) == {
-        *("reply", "config", "quick_replies", "suggested_templates", "is_complete", "changes", "warnings"),
+        *("reply", "config", "quick_replies", "suggested_templates", "is_complete", "changes", "warnings", "plan"),
     }
     assert body["config"]["name"] == "Study Buddies"
     assert_valid_or_none(body["config"])

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from local.chat_sandbox import oauth
 from local.chat_sandbox.protocol import Call
-from local.chat_sandbox.routes import channels, guilds, invites, members, users
+from local.chat_sandbox.routes import channels, guilds, invites, members, templates, users
 
 if TYPE_CHECKING:
     from local.chat_sandbox.state import SandboxState
@@ -36,6 +36,7 @@ class Route:
 
 ROUTES = [
     Route("GET", "/invites/{code}", invites.get_invite, "optional"),
+    Route("GET", "/guilds/templates/{code}", templates.get_template, "optional"),
     Route("POST", "/oauth2/token", oauth.token, "client"),
     Route("GET", "/users/@me", users.get_me, "any"),
     Route("GET", "/users/@me/guilds", users.get_my_guilds, "any"),

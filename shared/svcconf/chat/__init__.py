@@ -28,6 +28,7 @@ from svcconf.chat.errors import (
     UnknownMember,
     UnknownOverwrite,
     UnknownRole,
+    UnknownTemplate,
 )
 from svcconf.chat.models import (
     Channel,
@@ -89,6 +90,7 @@ __all__ = [
     "UnknownMember",
     "UnknownOverwrite",
     "UnknownRole",
+    "UnknownTemplate",
     "avatar_url",
     "get_chat_client",
     "guild_icon_url",

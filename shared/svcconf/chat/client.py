@@ -62,6 +62,7 @@ from svcconf.chat.ratelimit import (
     RateLimitWaitTooLong,
     RouteKey,
 )
+from svcconf.chat.templates import GuildTemplate
 from svcconf.settings import get_settings
 
 if TYPE_CHECKING:
@@ -273,6 +274,13 @@ class ChatClient:
         """A member of the guild; not a member: `UnknownMember`; the bot not in the guild: `UnknownGuild`."""
         route = Route("GET", "/guilds/{guild_id}/members/{user_id}", guild_id=guild_id, user_id=user_id)
         return GuildMember.model_validate(self._json(route, self._bot_auth()))
+
+    def get_template(self, code: str) -> GuildTemplate:
+        """A native server template by its code (anonymous lookups are limited per IP: the bot's token when there
+        is one, as for invites). Unknown: `UnknownTemplate`."""
+        route = Route("GET", "/guilds/templates/{code}", code=code)
+        auth = self._bot_auth() if self._has_bot_token() else _ANONYMOUS
+        return GuildTemplate.model_validate(self._json(route, auth))
 
     def list_roles(self, guild_id: str) -> list[Role]:
         route = Route("GET", "/guilds/{guild_id}/roles", guild_id=guild_id)

@@ -77,6 +77,12 @@ class UnknownGuild(ChatError, NotFound):
     default_message = "The server is unknown to the bot."
 
 
+class UnknownTemplate(ChatError, NotFound):
+    """No server template has this code (code 10057)."""
+
+    default_message = "The server template is unknown."
+
+
 class UnknownChannel(ChatError, NotFound):
     default_message = "The channel is unknown."
 
@@ -190,6 +196,7 @@ ERRORS_BY_CODE: dict[int, type[ChatError]] = {
     10007: UnknownMember,
     10009: UnknownOverwrite,
     10011: UnknownRole,
+    10057: UnknownTemplate,
     10013: UnknownMember,
     30005: ChatLimitReached,
     30013: ChatLimitReached,
@@ -223,4 +230,5 @@ __all__ = [
     "UnknownMember",
     "UnknownOverwrite",
     "UnknownRole",
+    "UnknownTemplate",
 ]

@@ -46,7 +46,7 @@ class Edit(BaseModel):
     at: int | None = Field(None, description="add/move: the position in its list (default: the end).")
 
 
-class Change(BaseModel):
+class ConfigChange(BaseModel):
     op: Op
     path: str
     old: Any = None
@@ -69,13 +69,13 @@ class _Refused(Exception):
 @dataclass
 class EditResult:
     config: ServerConfig
-    changes: list[Change]
+    changes: list[ConfigChange]
 
 
 def apply_edits(config: ServerConfig, edits: Sequence[Edit]) -> EditResult:
     """`config` with `edits` applied in order, validated by the schema; `EditsRejected` when one does not apply."""
     data = config.model_dump(mode="json")
-    changes: list[Change] = []
+    changes: list[ConfigChange] = []
     for index, edit in enumerate(edits):
         try:
             changes.extend(_apply(data, edit))
@@ -106,7 +106,7 @@ def apply_prefix(config: ServerConfig, edits: Sequence[Edit]) -> tuple[EditResul
 # --- one edit -------------------------------------------------------------------------------------------------
 
 
-def _apply(data: dict[str, Any], edit: Edit) -> list[Change]:
+def _apply(data: dict[str, Any], edit: Edit) -> list[ConfigChange]:
     if edit.kind == "server":
         if edit.op != "update" and edit.op != "rename":
             raise _Refused("the server takes only update (name, description, settings ...) and rename")
@@ -121,7 +121,7 @@ def _apply(data: dict[str, Any], edit: Edit) -> list[Change]:
     path = (*loc, index)
     if edit.op == "remove":
         del holder[index]
-        changes = [Change(op="remove", path=field_path(path), old=item)]
+        changes = [ConfigChange(op="remove", path=field_path(path), old=item)]
         if edit.kind == "role":
             changes += _retarget_overwrites(data, item["name"], None)
         return changes
@@ -147,14 +147,18 @@ def _fields(edit: Edit, model: type[BaseModel], exclude: Sequence[str] = ()) -> 
     return fields
 
 
-def _set_fields(target: dict[str, Any], path: Loc, fields: dict[str, Any], model: type[BaseModel]) -> list[Change]:
+def _set_fields(
+    target: dict[str, Any], path: Loc, fields: dict[str, Any], model: type[BaseModel]
+) -> list[ConfigChange]:
     merged = {**target, **fields}
     if model is not ServerConfig:  # the whole configuration is validated once, after the last edit
         merged = _validated(model, merged)
     changes = []
     for key in fields:
         if target.get(key) != merged.get(key):
-            changes.append(Change(op="update", path=field_path((*path, key)), old=target.get(key), new=merged.get(key)))
+            changes.append(
+                ConfigChange(op="update", path=field_path((*path, key)), old=target.get(key), new=merged.get(key))
+            )
         target[key] = merged.get(key)
     return changes
 
@@ -168,7 +172,7 @@ def _validated(model: type[BaseModel], value: dict[str, Any]) -> dict[str, Any]:
         raise _Refused(f"{where + ': ' if where else ''}{first['msg']}") from None
 
 
-def _add(data: dict[str, Any], edit: Edit) -> list[Change]:
+def _add(data: dict[str, Any], edit: Edit) -> list[ConfigChange]:
     loc: Loc
     fields = dict(edit.set or {})
     if edit.name is not None:
@@ -190,15 +194,15 @@ def _add(data: dict[str, Any], edit: Edit) -> list[Change]:
         raise _Refused(f"a {edit.kind} named '{item['name']}' already exists there; update it instead")
     at = _insert_at(holder, edit.at)
     holder.insert(at, item)
-    return [Change(op="add", path=field_path((*loc, at)), new=item)]
+    return [ConfigChange(op="add", path=field_path((*loc, at)), new=item)]
 
 
-def _update(edit: Edit, holder: Items, path: Loc) -> list[Change]:
+def _update(edit: Edit, holder: Items, path: Loc) -> list[ConfigChange]:
     fields = {k: v for k, v in _fields(edit, _MODELS[edit.kind]).items() if k != "name"}
     return _set_fields(holder[int(path[-1])], path, fields, _MODELS[edit.kind]) if fields else []
 
 
-def _rename(data: dict[str, Any], edit: Edit, holder: Items, loc: Loc, index: int, new_name: str) -> list[Change]:
+def _rename(data: dict[str, Any], edit: Edit, holder: Items, loc: Loc, index: int, new_name: str) -> list[ConfigChange]:
     item = holder[index]
     old_name = item["name"]
     other = _position(holder, new_name, edit.kind)
@@ -207,13 +211,13 @@ def _rename(data: dict[str, Any], edit: Edit, holder: Items, loc: Loc, index: in
     if edit.kind == "role" and new_name.casefold() == EVERYONE:
         raise _Refused("'@everyone' is the platform's built-in role")
     item["name"] = _validated(_MODELS[edit.kind], {**item, "name": new_name})["name"]
-    changes = [Change(op="rename", path=field_path((*loc, index, "name")), old=old_name, new=item["name"])]
+    changes = [ConfigChange(op="rename", path=field_path((*loc, index, "name")), old=old_name, new=item["name"])]
     if edit.kind == "role":
         changes += _retarget_overwrites(data, old_name, item["name"])
     return changes
 
 
-def _move(data: dict[str, Any], edit: Edit, holder: Items, loc: Loc, index: int) -> list[Change]:
+def _move(data: dict[str, Any], edit: Edit, holder: Items, loc: Loc, index: int) -> list[ConfigChange]:
     old_path = field_path((*loc, index))
     item = holder.pop(index)
     if edit.kind == "channel" and edit.to is not None:
@@ -224,10 +228,10 @@ def _move(data: dict[str, Any], edit: Edit, holder: Items, loc: Loc, index: int)
             raise _Refused(f"category '{edit.to}' already has a channel named '{item['name']}'")
     at = _insert_at(holder, edit.at)
     holder.insert(at, item)
-    return [Change(op="move", path=field_path((*loc, at)), old=old_path, new=item["name"])]
+    return [ConfigChange(op="move", path=field_path((*loc, at)), old=old_path, new=item["name"])]
 
 
-def _apply_overwrite(data: dict[str, Any], edit: Edit) -> list[Change]:
+def _apply_overwrite(data: dict[str, Any], edit: Edit) -> list[ConfigChange]:
     if edit.cat is None and edit.ch is None:
         raise _Refused("an overwrite is addressed by `cat` (a category) and/or `ch` (a channel in `cat`)")
     if edit.ch is not None:
@@ -254,12 +258,12 @@ def _apply_overwrite(data: dict[str, Any], edit: Edit) -> list[Change]:
             raise _Refused(f"an overwrite for '{role}' already exists there; update it instead")
         item = _validated(Overwrite, {**(edit.set or {}), "role": role})
         overwrites.append(item)
-        return [Change(op="add", path=field_path((*where, len(overwrites) - 1)), new=item)]
+        return [ConfigChange(op="add", path=field_path((*where, len(overwrites) - 1)), new=item)]
     if position is None:
         raise _Refused(f"no overwrite for '{role}' there")
     if edit.op == "remove":
         old = overwrites.pop(position)
-        return [Change(op="remove", path=field_path((*where, position)), old=old)]
+        return [ConfigChange(op="remove", path=field_path((*where, position)), old=old)]
     if edit.op != "update":
         raise _Refused("an overwrite takes add, update or remove")
     fields = {k: v for k, v in _fields(edit, Overwrite).items() if k != "role"}
@@ -325,7 +329,7 @@ def _holders(data: dict[str, Any]) -> Iterator[tuple[tuple[str | int, ...], dict
         yield ("channels", n), channel
 
 
-def _retarget_overwrites(data: dict[str, Any], old: str, new: str | None) -> list[Change]:
+def _retarget_overwrites(data: dict[str, Any], old: str, new: str | None) -> list[ConfigChange]:
     """The overwrites that name role `old` renamed to `new`, or removed (None)."""
     changes = []
     for loc, holder in _holders(data):
@@ -335,8 +339,8 @@ def _retarget_overwrites(data: dict[str, Any], old: str, new: str | None) -> lis
                 continue
             path = field_path((*loc, "overwrites", i))
             if new is None:
-                changes.append(Change(op="remove", path=path, old=overwrites.pop(i)))
+                changes.append(ConfigChange(op="remove", path=path, old=overwrites.pop(i)))
             else:
                 overwrites[i] = {**overwrites[i], "role": new}
-                changes.append(Change(op="update", path=f"{path}.role", old=old, new=new))
+                changes.append(ConfigChange(op="update", path=f"{path}.role", old=old, new=new))
     return changes

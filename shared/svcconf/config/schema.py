@@ -193,7 +193,8 @@ def _fold(role_name: str) -> str:
 class _ConfigModel(BaseModel):
     # A field the schema does not know is refused with its path: ignoring it once dropped settings and forum tags
     # silently on their way to the guild.
-    model_config = ConfigDict(extra="forbid")
+    # One JSON schema for requests and answers (a colour reads as "#RRGGBB" too), so the API describes it once.
+    model_config = ConfigDict(extra="forbid", json_schema_mode_override="validation")
 
 
 class Overwrite(_ConfigModel):

@@ -10,10 +10,16 @@ type Answer<Op extends keyof operations, Status extends number> = operations[Op]
   : never;
 
 export function describeDeployment(answer: Answer<"deployToChat", 200>): string {
-  if (answer.status === "planned") {
-    return `plan: ${answer.plan.length} steps, ${answer.warnings.length} warnings`; // a DryRun
+  switch (answer.status) {
+    case "planned":
+      return `plan: ${answer.plan.length} steps, ${answer.warnings.length} warnings`; // a DryRun
+    case "exported":
+      return `the live guild: ${answer.config.roles?.length ?? 0} roles`; // an export
+    case "imported":
+      return `template ${answer.source.code}: ${answer.config.name}`; // an import
+    default:
+      return `${answer.kind} ${answer.deployment_id} is ${answer.status}, code ${answer.deployment_code ?? "none"}`;
   }
-  return `${answer.kind} ${answer.deployment_id} is ${answer.status}, code ${answer.deployment_code ?? "none"}`;
 }
 
 export function describeQueued(answer: Answer<"deployToChat", 202>): string {

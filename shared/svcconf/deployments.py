@@ -29,7 +29,6 @@ from svcconf.config import ServerConfig, to_bitfield
 from svcconf.config.lint import LintWarning, lint_config
 from svcconf.creation_quota import QuotaWarning
 from svcconf.deploy.apply import (
-    KIND_GROUPS,
     DeploymentAborted,
     DeploymentInterrupted,
     PlanApplier,
@@ -40,6 +39,7 @@ from svcconf.deploy.live import LiveGuild, read_live_guild
 from svcconf.deploy.plan import DeploymentPlan, PlanItem, plan_deployment
 from svcconf.deploy.preflight import preflight_problems
 from svcconf.deploy.rollback import GuildSnapshot, channel_state, plan_rollback, role_state
+from svcconf.deploy.steps import KIND_GROUPS
 from svcconf.errors import Conflict, NotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings

@@ -28,6 +28,7 @@ from svcconf.chat import (
     UnknownRole,
 )
 from svcconf.deploy.steps import (
+    KIND_GROUPS,
     ROLE_OVERWRITE,
     ChannelStep,
     DeleteStep,
@@ -38,14 +39,6 @@ from svcconf.deploy.steps import (
     RoleStep,
     Step,
 )
-
-KIND_GROUPS = {
-    "role": "roles",
-    "category": "categories",
-    "channel": "channels",
-    "overwrite": "overwrites",
-    "settings": "settings",
-}
 
 
 class ItemError(BaseModel):

@@ -157,7 +157,7 @@ def deployment_outcomes(runner: Runner, event: dict[str, Any]) -> list[dict[str,
 
     found = []
     with layer_environment(runner, "deployToChat"):
-        store = importlib.import_module("svcconf.store.deployments")
+        store = importlib.import_module("svcconf.store.deployment_records")
         settings = importlib.import_module("svcconf.settings").get_settings()
         repository = store.DeploymentRepository(settings.deployments_table)
         for record in event.get("Records") or []:

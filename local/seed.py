@@ -159,8 +159,8 @@ def seed_deployment(runner: SeedingRunner, job: dict[str, Any], chat_user_id: st
     """A queued deployment of the sample configuration to BUILD_GUILD_ID for a deploy job (the worker's
     message), stored and locked as deployToChat stores it; says what it did."""
     with layer_environment(runner, "deployToChat"):
-        store = importlib.import_module("svcconf.store.deployments")
-        deployments = importlib.import_module("svcconf.deployments")
+        store = importlib.import_module("svcconf.store.deployment_records")
+        deployments = importlib.import_module("svcconf.deployments.common")
         settings = importlib.import_module("svcconf.settings").get_settings()
         repository = store.DeploymentRepository(settings.deployments_table)
         user_id, project_id, deployment_id = job["user_id"], job["project_id"], job["deployment_id"]

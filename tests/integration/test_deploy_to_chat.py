@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from svcconf.settings import get_settings
-from svcconf.store.deployments import DeploymentRepository
+from svcconf.store.deployment_records import DeploymentRepository
 from tests.integration.conftest import BOT_TOKEN, bearer
 from tests.integration.deploy_helpers import (
     ALICE,

@@ -12,7 +12,7 @@ import pytest
 
 from svcconf.chat import get_chat_client
 from svcconf.settings import get_settings
-from svcconf.store.deployments import DeploymentRepository
+from svcconf.store.deployment_records import DeploymentRepository
 from tests.integration.conftest import bearer
 from tests.integration.deploy_helpers import DEMO, USER, DeployQueue, WorkerContext, deploy_body, link, live_roles
 

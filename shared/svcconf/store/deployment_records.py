@@ -19,7 +19,7 @@ from typing import Any, Literal
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, Field
 
-from svcconf.deploy.steps import KIND_GROUPS
+from svcconf.deploy_engine.steps import KIND_GROUPS
 from svcconf.store import blobs
 from svcconf.store.dynamo import is_conditional_check_failure, plain_integers, table
 

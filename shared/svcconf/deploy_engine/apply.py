@@ -27,7 +27,7 @@ from svcconf.chat import (
     UnknownGuild,
     UnknownRole,
 )
-from svcconf.deploy.steps import (
+from svcconf.deploy_engine.steps import (
     KIND_GROUPS,
     ROLE_OVERWRITE,
     ChannelStep,

@@ -31,7 +31,7 @@ LINKED_USERNAME = "alice"  # the sandbox user whose account the seeding links to
 
 
 class SeedingRunner(Protocol):
-    """What seeding needs of the runner (local/run.py's Runner, which imports this module)."""
+    """What seeding needs of the runner (local/runner.py's Runner, which imports this module)."""
 
     tpl: Template
     chat_sandbox: Any  # the sandbox's server, None when it is not running

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import requests
 
-from local.run import free_port
+from local.runner import free_port
 from local.samples import SAMPLE_CONFIGURATION
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -19,7 +19,7 @@ from svcconf.chat import (
     UnknownOverwrite,
     UnknownRole,
 )
-from tests.integration.chat_conftest_helpers import (
+from tests.helpers.chat_sandbox import (
     ALICE_ID,
     BOB_GUILD,
     BOB_ID,

@@ -18,7 +18,7 @@ from svcconf.chat import (
     guild_icon_url,
 )
 from svcconf.settings import Settings
-from tests.integration.chat_conftest_helpers import (
+from tests.helpers.chat_sandbox import (
     ALICE_CODE,
     ALICE_ID,
     ALICE_TOKEN,

@@ -19,7 +19,7 @@ from svcconf.chat import (
     ChatTimeout,
     ChatUnavailable,
 )
-from tests.integration.chat_conftest_helpers import (
+from tests.helpers.chat_sandbox import (
     ALICE_CODE,
     ALICE_REFRESH,
     ALICE_TOKEN,

@@ -54,7 +54,7 @@ from svcconf.chat import (
     UnknownRole,
 )
 from svcconf.settings import Settings
-from tests.integration.chat_conftest_helpers import (
+from tests.helpers.chat_sandbox import (
     ALICE_TOKEN,
     BOB_EXPIRED_TOKEN,
     BOB_GUILD,

@@ -12,7 +12,7 @@ import pytest
 import requests
 
 from local.chat_sandbox import SandboxServer, SandboxState
-from tests.integration.chat_conftest_helpers import (
+from tests.helpers.chat_sandbox import (
     BOB_GUILD,
     BOT_ID,
     BOT_TOKEN,

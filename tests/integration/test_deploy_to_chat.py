@@ -9,8 +9,7 @@ import pytest
 
 from svcconf.settings import get_settings
 from svcconf.store.deployment_records import DeploymentRepository
-from tests.integration.conftest import BOT_TOKEN, bearer
-from tests.integration.deploy_helpers import (
+from tests.helpers.deploy_worker import (
     ALICE,
     DEMO,
     LOCKED,
@@ -24,6 +23,7 @@ from tests.integration.deploy_helpers import (
     live_roles,
     writes,
 )
+from tests.helpers.handlers import BOT_TOKEN, bearer
 
 CONFIG: dict[str, Any] = {
     "name": "Demo",

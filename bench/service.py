@@ -21,7 +21,7 @@ START_TIMEOUT_SECONDS = 90
 @contextmanager
 def local_service() -> Iterator[dict[str, Any]]:
     """The runner on a free port until the block ends; its state (URLs, tokens) as it wrote it."""
-    from local.run import free_port
+    from local.runner import free_port
 
     with tempfile.TemporaryDirectory() as directory:
         state_file, log_file = Path(directory) / "state.json", Path(directory) / "runner.log"

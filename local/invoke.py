@@ -1,7 +1,7 @@
 """`make invoke FN=<operation> [EVENT=events/<operation>.json]`: one function, once, with one event, no Docker.
 
 What `sam local invoke` does, on the pieces `make run` uses: the chat-platform sandbox and moto with
-template.yaml's tables, queues, secrets and keys (local/run.py, local/aws.py), the same seeded data
+template.yaml's tables, queues, secrets and keys (local/runner.py, local/aws.py), the same seeded data
 (local/seed.py), and one Lambda sandbox process with the function's template environment
 (local/lambda_runtime.py). Prints the function's log lines, its response and a REPORT line with its duration
 and init duration; exits 1 when the operation did not succeed (a 4xx/5xx answer, a failed batch item, an error).
@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from local.lambda_runtime import SANDBOX_INIT_TIMEOUT_SECONDS, FunctionRuntime, InvocationError
-from local.run import REPO_ROOT, TEMPLATE_PATH, LocalSettings, Runner
+from local.runner import Runner
+from local.settings import REPO_ROOT, TEMPLATE_PATH, LocalSettings
 from local.template import FunctionSpec, all_functions, load_template
 
 EVENTS_DIR = REPO_ROOT / "events"
@@ -157,7 +158,7 @@ def deployment_outcomes(runner: Runner, event: dict[str, Any]) -> list[dict[str,
 
     found = []
     with layer_environment(runner, "deployToChat"):
-        store = importlib.import_module("svcconf.store.deployments")
+        store = importlib.import_module("svcconf.store.deployment_records")
         settings = importlib.import_module("svcconf.settings").get_settings()
         repository = store.DeploymentRepository(settings.deployments_table)
         for record in event.get("Records") or []:

@@ -28,11 +28,10 @@ DEMO_PROJECT_ID = "sample-project"  # events/deployToChat.json and events/deploy
 DEMO_PROJECT_NAME = "Sample community"
 BUILD_GUILD_ID = "1191000000000001005"  # the sandbox's "Alice's Build Lab": empty, alice owns it, for deploys
 LINKED_USERNAME = "alice"  # the sandbox user whose account the seeding links to DEV_USER
-DEPLOYMENT_LOCK_SECONDS = 2 * 3600
 
 
 class SeedingRunner(Protocol):
-    """What seeding needs of the runner (local/run.py's Runner, which imports this module)."""
+    """What seeding needs of the runner (local/runner.py's Runner, which imports this module)."""
 
     tpl: Template
     chat_sandbox: Any  # the sandbox's server, None when it is not running
@@ -160,7 +159,8 @@ def seed_deployment(runner: SeedingRunner, job: dict[str, Any], chat_user_id: st
     """A queued deployment of the sample configuration to BUILD_GUILD_ID for a deploy job (the worker's
     message), stored and locked as deployToChat stores it; says what it did."""
     with layer_environment(runner, "deployToChat"):
-        store = importlib.import_module("svcconf.store.deployments")
+        store = importlib.import_module("svcconf.store.deployment_records")
+        deployments = importlib.import_module("svcconf.deployments.common")
         settings = importlib.import_module("svcconf.settings").get_settings()
         repository = store.DeploymentRepository(settings.deployments_table)
         user_id, project_id, deployment_id = job["user_id"], job["project_id"], job["deployment_id"]
@@ -183,7 +183,7 @@ def seed_deployment(runner: SeedingRunner, job: dict[str, Any], chat_user_id: st
             updated_at=now,
         )
         epoch = int(now.timestamp())
-        repository.start(record, lock_expiration=epoch + DEPLOYMENT_LOCK_SECONDS, now=epoch)
+        repository.start(record, lock_expiration=epoch + deployments.LOCK_SECONDS, now=epoch)
         return f"queued deployment {deployment_id} of the sample configuration to {guild['name']} ({guild['id']})"
 
 

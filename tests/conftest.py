@@ -8,6 +8,8 @@ import sys
 import moto  # noqa: F401 - must come first: clients built before this import would reach real AWS
 import pytest
 
+pytest.register_assert_rewrite("tests.helpers")  # their asserts explain a failure as a test's do
+
 # A test run never reaches AWS or a configured developer account.
 for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_SESSION_TOKEN"):
     os.environ.pop(name, None)
@@ -44,7 +46,7 @@ def _no_leftover_time_budget():
 
 
 # The fake AI provider (the local model over loopback HTTP) for every test that asks for it.
-from tests.ai_helpers import fake_provider, local_model_server  # noqa: E402, F401
+from tests.helpers.ai_provider import fake_provider, local_model_server  # noqa: E402, F401
 
 # Fixtures of this scope that start a server: a test that uses one is marked `starts`, wherever it is.
 SERVER_FIXTURES = {"local_model_server"}

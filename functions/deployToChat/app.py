@@ -21,7 +21,7 @@ from svcconf.api import (
 from svcconf.api_examples import DEPLOY_ANSWERS, DEPLOY_QUEUED, DEPLOY_REQUESTS
 from svcconf.auth import BearerUser, bearer_user
 from svcconf.config import ServerConfig
-from svcconf.deployments import DeploymentView, DryRun, deploy, dry_run, info, rollback
+from svcconf.deployments.requests import DeploymentView, DryRun, deploy, dry_run, info, rollback
 from svcconf.fields import Snowflake
 from svcconf.guild_configs import ExportAnswer, ImportAnswer, export_guild, import_template
 

@@ -18,7 +18,8 @@ from aws_lambda_powertools.utilities.idempotency import (
 from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from aws_lambda_powertools.utilities.parser.types import Json
 
-from svcconf.deployments import DeployJob, abandon, run_job
+from svcconf.deployments.common import DeployJob
+from svcconf.deployments.worker import abandon, run_job
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 

@@ -17,11 +17,11 @@ from svcconf.auth import BearerUser
 from svcconf.chat import UnknownGuild, get_chat_client
 from svcconf.chat_accounts import managed_guild
 from svcconf.config import LintWarning, ServerConfig
-from svcconf.deploy.export import export_config
-from svcconf.deploy.live import LiveGuild, read_live_guild
-from svcconf.deploy.native_template import template_config
-from svcconf.deploy.plan import PlanItem, plan_deployment
-from svcconf.deployments import BotNotInGuild, install_url
+from svcconf.deploy_engine.export import export_config
+from svcconf.deploy_engine.live import LiveGuild, read_live_guild
+from svcconf.deploy_engine.native_template import template_config
+from svcconf.deploy_engine.plan import PlanItem, plan_deployment
+from svcconf.deployments.requests import BotNotInGuild, install_url
 from svcconf.errors import BadRequest
 from svcconf.settings import get_settings
 

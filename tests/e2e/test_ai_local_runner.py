@@ -14,7 +14,7 @@ import requests
 
 from local.samples import large_community
 from svcconf.config import ServerConfig
-from tests.e2e.conftest import REQUEST_TIMEOUT_SECONDS, LocalService, running
+from tests.helpers.local_service import REQUEST_TIMEOUT_SECONDS, LocalService, running
 
 pytestmark = pytest.mark.e2e
 

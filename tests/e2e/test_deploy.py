@@ -10,11 +10,11 @@ import pytest
 
 from local.samples import large_community
 from svcconf.config import to_bitfield
-from tests.e2e.deploy_client import Deployer
-from tests.integration.deploy_helpers import structure
+from tests.helpers.deploy_worker import structure
+from tests.helpers.e2e_deployer import Deployer
 
 if TYPE_CHECKING:
-    from tests.e2e.conftest import LocalService
+    from tests.helpers.local_service import LocalService
 
 pytestmark = pytest.mark.e2e
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import requests
 
-from tests.e2e.conftest import LocalService, running
-from tests.e2e.deploy_client import BUILD_GUILD, Deployer
+from tests.helpers.e2e_deployer import BUILD_GUILD, Deployer
+from tests.helpers.local_service import LocalService, running
 
 pytestmark = pytest.mark.e2e
 

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from svcconf.config import to_bitfield
-from tests.e2e.deploy_client import BUILD_GUILD, Deployer
+from tests.helpers.e2e_deployer import BUILD_GUILD, Deployer
 
 if TYPE_CHECKING:
-    from tests.e2e.conftest import LocalService
+    from tests.helpers.local_service import LocalService
 
 pytestmark = pytest.mark.e2e
 

@@ -12,7 +12,7 @@ import requests
 from playwright.sync_api import expect, sync_playwright
 
 if TYPE_CHECKING:
-    from tests.e2e.conftest import LocalService
+    from tests.helpers.local_service import LocalService
 
 pytestmark = pytest.mark.e2e
 

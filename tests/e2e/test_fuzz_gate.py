@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import requests
 
-from tests.e2e.conftest import LocalService, running
+from tests.helpers.local_service import LocalService, running
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

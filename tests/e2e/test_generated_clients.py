@@ -17,7 +17,7 @@ import pytest
 import requests
 
 if TYPE_CHECKING:
-    from tests.e2e.conftest import LocalService
+    from tests.helpers.local_service import LocalService
 
 pytestmark = pytest.mark.e2e
 

@@ -14,7 +14,7 @@ import pytest
 import requests
 
 if TYPE_CHECKING:
-    from tests.e2e.conftest import LocalService, ScratchService
+    from tests.helpers.local_service import LocalService, ScratchService
 
 pytestmark = pytest.mark.e2e
 
@@ -248,7 +248,7 @@ def test_an_sqs_worker_processes_batches_and_dead_letters_only_the_failures_it_r
 def test_concurrent_callers_scale_the_function_out_up_to_its_cap_and_none_is_throttled(
     scratch_service: ScratchService,
 ) -> None:
-    from tests.e2e.conftest import SCRATCH_CONCURRENCY
+    from tests.helpers.local_service import SCRATCH_CONCURRENCY
 
     # Given 30 callers at once, each call holding its sandbox 0.4 s (12 s for one sandbox alone)
     def call(_: int) -> requests.Response:

@@ -14,7 +14,7 @@ from boto3.dynamodb.conditions import Key
 
 from svcconf.config import ServerConfig, lint_config
 from svcconf.store import blobs
-from tests.e2e.conftest import REQUEST_TIMEOUT_SECONDS, _log_tail, running
+from tests.helpers.local_service import REQUEST_TIMEOUT_SECONDS, log_tail, running
 
 JOB_TIMEOUT_SECONDS = 180
 FIRST_REQUEST_TIMEOUT_SECONDS = 120
@@ -65,7 +65,7 @@ def test_make_run_seeds_exactly_50_distinct_valid_templates(tmp_path: Path, monk
 
         started = _first_call(url, {"count": 50}, admin)
         busy = requests.post(url, json={"count": 5}, headers=admin, timeout=REQUEST_TIMEOUT_SECONDS)
-        assert started.status_code == 202, f"{started.text}\n{_log_tail(log_path)}"
+        assert started.status_code == 202, f"{started.text}\n{log_tail(log_path)}"
         job_id = started.json()["job_id"]
         table = _table(state)
         deadline = time.monotonic() + JOB_TIMEOUT_SECONDS
@@ -73,7 +73,7 @@ def test_make_run_seeds_exactly_50_distinct_valid_templates(tmp_path: Path, monk
             job = table.get_item(Key={"pk": f"JOB#{job_id}", "sk": "JOB"}, ConsistentRead=True)["Item"]
             if job["status"] != "running":
                 break
-            assert time.monotonic() < deadline, f"the job was still running:\n{_log_tail(log_path)}"
+            assert time.monotonic() < deadline, f"the job was still running:\n{log_tail(log_path)}"
             time.sleep(0.5)
         library = _library(table)
 

@@ -6,7 +6,6 @@ import copy
 import importlib
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,35 +16,20 @@ from moto import mock_aws
 from local.aws import ProvisionedResources, provision
 from local.chat_sandbox import DEFAULT_FIXTURE, SandboxServer, SandboxState, start_sandbox
 from local.template import load_template
-from local.tokens import issue_token
 from svcconf.chat import get_chat_client
 from svcconf.settings import get_settings
-from tests.integration.chat_conftest_helpers import chat_client, chat_sandbox, chat_settings, chat_state  # noqa: F401
-
-ROOT = Path(__file__).resolve().parents[2]
-BOT_TOKEN = "local-dev-bot-token"  # the value events/*.json carry
-CHAT_CLIENT_SECRET = "dev-client-secret"  # the sandbox fixture's OAuth client
-REDIRECT_URI = "http://127.0.0.1:5173/auth/callback"
-CDN = "https://cdn.chat.test"
-JWT_SECRET = "integration-test-jwt-secret-0123456789-0123456789-0123456789-abcd"
-
-
-@dataclass
-class LambdaContext:
-    function_name: str = "test-function"
-    memory_limit_in_mb: int = 512
-    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:test-function"
-    aws_request_id: str = "test-request"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 15_000
-
-
-@dataclass
-class ApiResponse:
-    status: int
-    headers: dict[str, str]
-    body: dict[str, Any]
+from tests.helpers.ai_chat import chat  # noqa: F401
+from tests.helpers.chat_sandbox import chat_client, chat_sandbox, chat_settings, chat_state  # noqa: F401
+from tests.helpers.handlers import (
+    BOT_TOKEN,
+    CHAT_CLIENT_SECRET,
+    JWT_SECRET,
+    ROOT,
+    ApiResponse,
+    LambdaContext,
+    load_event,
+    point_functions_at,
+)
 
 
 @pytest.fixture
@@ -89,18 +73,6 @@ def platform(
     get_chat_client.cache_clear()
 
 
-def point_functions_at(server: SandboxServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Reset the sandbox and set the functions' chat settings to it, as `make run` does."""
-    server.state.reset(config=True)
-    monkeypatch.setenv("CHAT_API_BASE_URL", server.base_url)
-    monkeypatch.setenv("CHAT_CDN_BASE_URL", CDN)
-    monkeypatch.setenv("CHAT_CLIENT_ID", server.state.application["client_id"])
-    monkeypatch.setenv("CHAT_REDIRECT_URIS", REDIRECT_URI)
-    monkeypatch.setenv("CHAT_MAX_WAIT_SECONDS", "10")
-    get_settings.cache_clear()
-    get_chat_client.cache_clear()
-
-
 @pytest.fixture
 def function_environment(aws: ProvisionedResources, monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
     """Adds the named functions' own variables (a queue URL, a table) to the Globals that `aws` set."""
@@ -114,14 +86,6 @@ def function_environment(aws: ProvisionedResources, monkeypatch: pytest.MonkeyPa
         get_settings.cache_clear()
 
     return apply
-
-
-def bearer(sub: str = "web-user-1", **claims: Any) -> dict[str, str]:
-    return {"Authorization": f"Bearer {issue_token(JWT_SECRET, sub, **claims)}"}
-
-
-def load_event(operation: str) -> dict[str, Any]:
-    return json.loads((ROOT / "events" / f"{operation}.json").read_text())
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ import pytest
 from aws_lambda_powertools.utilities import parameters
 
 from svcconf.settings import get_settings
-from tests.ai_helpers import TEST_KEY
-from tests.integration.conftest import bearer
-from tests.integration.deploy_helpers import DEMO, USER, WORKSHOP, link, writes
+from tests.helpers.ai_provider import TEST_KEY
+from tests.helpers.deploy_worker import DEMO, USER, WORKSHOP, link, writes
+from tests.helpers.handlers import bearer
 
 FUNCTION = "SvcAiChatFunction"
 

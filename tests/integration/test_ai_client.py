@@ -27,7 +27,7 @@ from svcconf.ai.client import ask_structured
 from svcconf.ai.pace import cache_min_tokens
 from svcconf.observability import metrics
 from svcconf.settings import get_settings
-from tests.ai_helpers import TEST_KEY
+from tests.helpers.ai_provider import TEST_KEY
 
 LONG_SYSTEM = "You answer with a greeting. " * 400  # ~2,800 tokens: above the configured model's cache minimum
 

@@ -24,9 +24,9 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from svcconf import auth
 from svcconf.settings import get_settings
-from tests.integration.conftest import BOT_TOKEN, JWT_SECRET
-from tests.integration.jwks_server import JwksServer
-from tests.integration.operations import REQUEST_ID, Operation, api_operations, bearer_operations, bot_operations, call
+from tests.helpers.api_operations import REQUEST_ID, Operation, api_operations, bearer_operations, bot_operations, call
+from tests.helpers.handlers import BOT_TOKEN, JWT_SECRET
+from tests.helpers.jwks_server import JwksServer
 
 ISSUER = "https://auth.example"
 AUDIENCE = "svc-api"

@@ -18,8 +18,8 @@ from svcconf import auth
 from svcconf.api import create_app
 from svcconf.auth import BearerUser, admin_user, bearer_user
 from svcconf.settings import get_settings
-from tests.integration.conftest import JWT_SECRET  # the value the aws fixture puts in Secrets Manager
-from tests.integration.jwks_server import JwksServer
+from tests.helpers.handlers import JWT_SECRET  # the value the aws fixture puts in Secrets Manager
+from tests.helpers.jwks_server import JwksServer
 
 OTHER_SECRET = "another-secret-" + "0123456789" * 6
 

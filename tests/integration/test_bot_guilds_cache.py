@@ -18,7 +18,7 @@ from local.chat_sandbox import DEFAULT_FIXTURE, SandboxServer, start_sandbox
 from local.chat_sandbox.many_guilds import FIRST_GUILD_ID, with_bot_in_guilds
 from svcconf.settings import get_settings
 from svcconf.store.chat_cache import ChatCacheRepository, pack_ids, unpack_ids
-from tests.integration.conftest import BOT_TOKEN, REDIRECT_URI, bearer, point_functions_at
+from tests.helpers.handlers import BOT_TOKEN, REDIRECT_URI, bearer, point_functions_at
 
 ALICE = "1191000000000000101"
 BOT_GUILDS = 450 + 4  # the crowd and the fixture's four guilds with the bot

@@ -6,7 +6,7 @@ import boto3
 import pytest
 
 from svcconf.settings import get_settings
-from tests.integration.conftest import CDN, CHAT_CLIENT_SECRET, REDIRECT_URI, bearer
+from tests.helpers.handlers import CDN, CHAT_CLIENT_SECRET, REDIRECT_URI, bearer
 
 ALICE = "1191000000000000101"
 BOB = "1191000000000000102"

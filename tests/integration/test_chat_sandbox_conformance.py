@@ -56,7 +56,7 @@ from svcconf.chat import (
     UnknownTemplate,
 )
 from svcconf.settings import Settings
-from tests.integration.chat_conftest_helpers import (
+from tests.helpers.chat_sandbox import (
     ALICE_TOKEN,
     BOB_EXPIRED_TOKEN,
     BOB_GUILD,
@@ -551,5 +551,5 @@ def test_the_vendored_description_is_the_one_its_readme_pins():
 
 def test_the_token_endpoint_is_not_in_the_description(spec_document: dict[str, Any]):
     # The OAuth2 token endpoint answers in RFC 6749's shape and the description leaves it out,
-    # so its exchanges are checked in test_chat_client.py (form body, Basic auth, error codes).
+    # so its exchanges are checked in test_chat_client_identity.py (form body, Basic auth, error codes).
     assert "/oauth2/token" not in spec_document["paths"]

@@ -9,7 +9,7 @@ import requests
 
 from local.chat_sandbox import SandboxServer, SandboxState
 from svcconf.chat import ChatClient
-from tests.integration.chat_conftest_helpers import (
+from tests.helpers.chat_sandbox import (
     ALICE_ID,
     BOB_GUILD,
     BOB_ID,

@@ -10,7 +10,7 @@ import pytest
 import requests
 
 from local.chat_sandbox import SandboxServer, SandboxState
-from tests.integration.chat_conftest_helpers import BOT_TOKEN, BUILD_GUILD
+from tests.helpers.chat_sandbox import BOT_TOKEN, BUILD_GUILD
 
 WINDOW = 48 * 3600
 

@@ -1,6 +1,6 @@
 """The sandbox's platform rules, seen over raw HTTP: refusal bodies, codes and rate-limit headers as the platform's.
 
-The client's tests (test_chat_client.py) show what the service gets; these show what the platform says.
+The client's tests (test_chat_client_*.py) show what the service gets; these show what the platform says.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 import requests
 
 from local.chat_sandbox import SandboxServer, SandboxState
-from tests.integration.chat_conftest_helpers import (
+from tests.helpers.chat_sandbox import (
     BOB_GUILD,
     BOT_ID,
     BOT_TOKEN,

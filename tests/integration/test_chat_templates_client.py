@@ -6,7 +6,7 @@ import pytest
 
 from local.chat_sandbox import SandboxState
 from svcconf.chat import ChatClient, UnknownTemplate
-from tests.integration.chat_conftest_helpers import chat_settings_for, new_chat_client
+from tests.helpers.chat_sandbox import chat_settings_for, new_chat_client
 
 
 def test_a_template_is_read_with_the_bot_token_and_its_placeholders_stay_placeholders(

@@ -16,7 +16,7 @@ from svcconf.chat_accounts import accessible_guilds
 from svcconf.clock import utc_now
 from svcconf.settings import get_settings
 from svcconf.store.chat_links import ChatLinkRepository
-from tests.integration.conftest import REDIRECT_URI, bearer
+from tests.helpers.handlers import REDIRECT_URI, bearer
 
 ALICE = "1191000000000000101"
 USER = "web-user-race"

@@ -24,8 +24,8 @@ import requests
 from local.aws import LocalAws, provision
 from local.chat_sandbox import DEFAULT_FIXTURE, SandboxServer, start_sandbox
 from local.template import LOCAL_REGION, load_template
-from tests.integration.conftest import BOT_TOKEN, CHAT_CLIENT_SECRET, JWT_SECRET, REDIRECT_URI
-from tests.integration.deploy_helpers import ALICE, DEMO, structure
+from tests.helpers.deploy_worker import ALICE, DEMO, structure
+from tests.helpers.handlers import BOT_TOKEN, CHAT_CLIENT_SECRET, JWT_SECRET, REDIRECT_URI
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = "crash-user"
@@ -91,7 +91,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 def driver(world: dict[str, Any], *arguments: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.integration.deploy_driver", *arguments],
+        [sys.executable, "-m", "tests.helpers.deploy_driver", *arguments],
         cwd=ROOT,
         env=world["env"],
         stdout=subprocess.PIPE,

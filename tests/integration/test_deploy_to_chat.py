@@ -8,9 +8,8 @@ from typing import Any
 import pytest
 
 from svcconf.settings import get_settings
-from svcconf.store.deployments import DeploymentRepository
-from tests.integration.conftest import BOT_TOKEN, bearer
-from tests.integration.deploy_helpers import (
+from svcconf.store.deployment_records import DeploymentRepository
+from tests.helpers.deploy_worker import (
     ALICE,
     DEMO,
     LOCKED,
@@ -24,6 +23,7 @@ from tests.integration.deploy_helpers import (
     live_roles,
     writes,
 )
+from tests.helpers.handlers import BOT_TOKEN, bearer
 
 CONFIG: dict[str, Any] = {
     "name": "Demo",

@@ -12,9 +12,9 @@ import pytest
 
 from svcconf.chat import get_chat_client
 from svcconf.settings import get_settings
-from svcconf.store.deployments import DeploymentRepository
-from tests.integration.conftest import bearer
-from tests.integration.deploy_helpers import DEMO, USER, DeployQueue, WorkerContext, deploy_body, link, live_roles
+from svcconf.store.deployment_records import DeploymentRepository
+from tests.helpers.deploy_worker import DEMO, USER, DeployQueue, WorkerContext, deploy_body, link, live_roles
+from tests.helpers.handlers import bearer
 
 ROLES = [{"name": f"Crew {index:02d}", "permissions": ["SEND_MESSAGES"]} for index in range(12)]
 CONFIG = {

@@ -12,8 +12,8 @@ import pytest
 from local.template import LOCAL_REGION
 from svcconf.settings import get_settings
 from svcconf.store.quota import QuotaRepository
-from tests.integration.conftest import bearer
-from tests.integration.deploy_helpers import DEMO, USER, DeployQueue, deploy_body, link
+from tests.helpers.deploy_worker import DEMO, USER, DeployQueue, deploy_body, link
+from tests.helpers.handlers import bearer
 
 ROLE_CREATE = "/guilds/{guild_id}/roles"
 DAY = 24 * 3600

@@ -11,7 +11,7 @@ from pydantic import SecretStr
 from svcconf.clock import utc_now
 from svcconf.settings import get_settings
 from svcconf.store.chat_links import ChatLink, ChatLinkRepository
-from tests.integration.conftest import CDN, bearer
+from tests.helpers.handlers import CDN, bearer
 
 ALICE = "1191000000000000101"
 BOB = "1191000000000000102"

@@ -11,8 +11,8 @@ import pytest
 from local.chat_sandbox import payloads
 from local.chat_sandbox.routes.templates import templates as sandbox_templates
 from svcconf.config import ServerConfig, to_bitfield
-from tests.integration.conftest import bearer
-from tests.integration.deploy_helpers import ALICE, DEMO, QUIET, USER, DeployQueue, deploy_body, link, writes
+from tests.helpers.deploy_worker import ALICE, DEMO, QUIET, USER, DeployQueue, deploy_body, link, writes
+from tests.helpers.handlers import bearer
 
 BUILD_LAB = "1191000000000001005"  # an empty guild of alice's, with COMMUNITY and NEWS
 MODERATOR = "1191000000000002012"

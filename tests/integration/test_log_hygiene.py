@@ -30,9 +30,9 @@ from svcconf.clock import utc_now
 from svcconf.observability import logger as service_logger
 from svcconf.settings import get_settings
 from svcconf.store.chat_links import ChatLink, ChatLinkRepository
-from tests.integration.conftest import BOT_TOKEN, CHAT_CLIENT_SECRET, JWT_SECRET, REDIRECT_URI, ROOT, bearer
-from tests.integration.deploy_helpers import DeployQueue, deploy_body, sqs_record
-from tests.integration.template_helpers import TemplateQueue
+from tests.helpers.deploy_worker import DeployQueue, deploy_body, sqs_record
+from tests.helpers.handlers import BOT_TOKEN, CHAT_CLIENT_SECRET, JWT_SECRET, REDIRECT_URI, ROOT, bearer
+from tests.helpers.template_worker import TemplateQueue
 
 ALICE, BOB = "1191000000000000101", "1191000000000000102"
 DEMO, BUILD = "1191000000000001001", "1191000000000001005"

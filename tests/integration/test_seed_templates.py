@@ -20,10 +20,10 @@ from svcconf.settings import get_settings
 from svcconf.store.templates import StoredTemplate, TemplateRepository
 from svcconf.templates import library, seeding
 from svcconf.templates.candidates import template_id
-from tests.ai_helpers import system_is_cached
-from tests.integration.conftest import bearer
-from tests.integration.deploy_helpers import sqs_record
-from tests.integration.template_helpers import TemplateQueue
+from tests.helpers.ai_provider import system_is_cached
+from tests.helpers.deploy_worker import sqs_record
+from tests.helpers.handlers import bearer
+from tests.helpers.template_worker import TemplateQueue
 
 ADMIN = {"role": "admin"}
 

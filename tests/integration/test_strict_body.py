@@ -12,8 +12,8 @@ import pytest
 
 from local.tokens import issue_token
 from svcconf.strict_json import MAX_DEPTH
-from tests.integration.conftest import BOT_TOKEN, JWT_SECRET
-from tests.integration.operations import REQUEST_ID, Operation, api_operations, call
+from tests.helpers.api_operations import REQUEST_ID, Operation, api_operations, call
+from tests.helpers.handlers import BOT_TOKEN, JWT_SECRET
 
 DIGITS = 4300  # Python's default sys.get_int_max_str_digits()
 NOT_A_NUMBER = "which is not a JSON number"

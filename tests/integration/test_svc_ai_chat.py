@@ -15,19 +15,15 @@ from aws_lambda_powertools.utilities import parameters
 from local.ai_model import Step
 from local.samples import large_community
 from svcconf.settings import get_settings
-from tests.integration.ai_chat_helpers import (
+from tests.helpers.ai_chat import (
     CURRENT,
     MIB,
     TIMEOUT_SECONDS,
     ask,
     assert_valid_or_none,
-    chat,
     turn,
     user,
 )
-
-__all__ = ["chat"]  # the fixture, used by name
-
 
 # ---------------------------------------------------------------- conversations
 

@@ -12,19 +12,15 @@ import pytest
 from local.ai_model import Step
 from svcconf.ai_chat import GO_ON, KEPT_REPLY, NOT_BUILT_REPLY, REFUSED_REPLY, UNUSABLE_REPLY
 from svcconf.settings import get_settings
-from tests.integration.ai_chat_helpers import (
+from tests.helpers.ai_chat import (
     CURRENT,
     CURRENT_NORMALISED,
     TIMEOUT_SECONDS,
     ask,
     assert_valid_or_none,
-    chat,
     turn,
     user,
 )
-
-__all__ = ["chat"]  # the fixture, used by name
-
 
 # ---------------------------------------------------------------- malformed output: repaired or rejected
 

@@ -22,9 +22,9 @@ from svcconf.chat import ChatRateLimited, ChatTimeout, get_chat_client
 from svcconf.clock import utc_now
 from svcconf.settings import get_settings
 from svcconf.store.chat_links import ChatLink, ChatLinkRepository
-from tests.integration.chat_conftest_helpers import DEMO_GUILD, chat_settings_for, new_chat_client
-from tests.integration.conftest import BOT_TOKEN, REDIRECT_URI, bearer, point_functions_at
-from tests.integration.deploy_helpers import deploy_body
+from tests.helpers.chat_sandbox import DEMO_GUILD, chat_settings_for, new_chat_client
+from tests.helpers.deploy_worker import deploy_body
+from tests.helpers.handlers import BOT_TOKEN, REDIRECT_URI, bearer, point_functions_at
 
 PLATFORM_LATENCY_SECONDS = 30.0
 ALICE = "1191000000000000101"

@@ -8,7 +8,7 @@ import pytest
 
 from svcconf import invites
 from svcconf.clock import utc_now
-from tests.integration.conftest import bearer
+from tests.helpers.handlers import bearer
 
 DEMO_GUILD = "1191000000000001001"
 

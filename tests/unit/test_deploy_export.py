@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from svcconf.chat import Guild, PermissionOverwrite
 from svcconf.config import ServerConfig, to_bitfield
-from svcconf.deploy.export import export_config
-from svcconf.deploy.plan import plan_deployment
-from tests.unit.deploy_guilds import BOT_ROLE_ID, GUILD_ID, GuildBuilder, overwrite
-from tests.unit.live_settings import with_settings
+from svcconf.deploy_engine.export import export_config
+from svcconf.deploy_engine.plan import plan_deployment
+from tests.helpers.live_guilds import BOT_ROLE_ID, GUILD_ID, GuildBuilder, overwrite
+from tests.helpers.live_settings import with_settings
 
 FORUM_TAGS = [
     {"id": "1191000000000009801", "name": "Bug", "moderated": False, "emoji_name": "🐛"},

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from svcconf.config import ServerConfig, to_bitfield
-from svcconf.deploy.plan import plan_deployment
-from svcconf.deploy.steps import ChannelStep, ReorderRoles, RoleStep
+from svcconf.deploy_engine.plan import plan_deployment
+from svcconf.deploy_engine.steps import ChannelStep, ReorderRoles, RoleStep
 from svcconf.errors import BadRequest
-from tests.unit.deploy_guilds import GUILD_ID, GuildBuilder, community_config, overwrite
+from tests.helpers.live_guilds import GUILD_ID, GuildBuilder, community_config, overwrite
 
 
 def ops(plan) -> list[tuple[str, str]]:

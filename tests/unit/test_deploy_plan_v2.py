@@ -7,9 +7,9 @@ from typing import Any
 
 from svcconf.config import ServerConfig, to_bitfield
 from svcconf.config.vocabulary import REQUIRE_TAG_FLAG
-from svcconf.deploy.plan import plan_deployment
-from svcconf.deploy.steps import ChannelStep, GuildStep, RoleStep
-from tests.unit.deploy_guilds import EVERYONE_PERMISSIONS, GUILD_ID, GuildBuilder, holding_guild, v2_body, v2_config
+from svcconf.deploy_engine.plan import plan_deployment
+from svcconf.deploy_engine.steps import ChannelStep, GuildStep, RoleStep
+from tests.helpers.live_guilds import EVERYONE_PERMISSIONS, GUILD_ID, GuildBuilder, holding_guild, v2_body, v2_config
 
 
 def steps_by_name(plan) -> dict[str, Any]:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from svcconf.config import ServerConfig, to_bitfield
-from svcconf.deploy.plan import plan_deployment
-from svcconf.deploy.preflight import preflight_problems
-from tests.unit.deploy_guilds import ADMINISTRATOR, BROAD, GuildBuilder, community_config, holding_guild, v2_config
+from svcconf.deploy_engine.plan import plan_deployment
+from svcconf.deploy_engine.preflight import preflight_problems
+from tests.helpers.live_guilds import ADMINISTRATOR, BROAD, GuildBuilder, community_config, holding_guild, v2_config
 
 MANAGE_GUILD = int(to_bitfield(["MANAGE_GUILD"]))
 

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 from svcconf.chat import ForumTag, PermissionOverwrite
 from svcconf.config import to_bitfield
 from svcconf.config.vocabulary import REQUIRE_TAG_FLAG
-from svcconf.deploy.rollback import GuildSnapshot, plan_rollback
-from svcconf.deploy.steps import ChannelStep, GuildStep, ReorderRoles, RoleStep
-from tests.unit.deploy_guilds import GUILD_ID, GuildBuilder, holding_guild, overwrite
+from svcconf.deploy_engine.rollback import GuildSnapshot, plan_rollback
+from svcconf.deploy_engine.steps import ChannelStep, GuildStep, ReorderRoles, RoleStep
+from tests.helpers.live_guilds import GUILD_ID, GuildBuilder, holding_guild, overwrite
 
 TAKEN = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

@@ -9,9 +9,9 @@ import pytest
 
 from svcconf.chat.templates import GuildTemplate, TemplateSnapshot
 from svcconf.config import to_bitfield
-from svcconf.deploy.native_template import template_config, template_guild
-from svcconf.deploy.plan import plan_deployment
-from tests.unit.live_settings import with_settings
+from svcconf.deploy_engine.native_template import template_config, template_guild
+from svcconf.deploy_engine.plan import plan_deployment
+from tests.helpers.live_settings import with_settings
 
 VIEW, SEND = to_bitfield(["VIEW_CHANNEL"]), to_bitfield(["SEND_MESSAGES"])
 

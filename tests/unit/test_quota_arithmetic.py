@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from svcconf.deploy.quota import WINDOW, Observed, figures, left_now
+from svcconf.deploy_engine.quota import WINDOW, Observed, figures, left_now
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)

@@ -5,7 +5,7 @@ Nothing above this package touches the platform's HTTP API.
 
 from __future__ import annotations
 
-from svcconf.chat.client import USER_AGENT, ChatClient, get_chat_client
+from svcconf.chat.client import ChatClient, get_chat_client
 from svcconf.chat.errors import (
     ChatApiError,
     ChatBlocked,
@@ -49,6 +49,7 @@ from svcconf.chat.models import (
     guild_icon_url,
 )
 from svcconf.chat.ratelimit import RateLimiter, RouteKey
+from svcconf.chat.transport import USER_AGENT
 
 __all__ = [
     "USER_AGENT",

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
-from svcconf.deploy.quota import WINDOW, Observed, QuotaKind
+from svcconf.deploy_engine.quota import WINDOW, Observed, QuotaKind
 from svcconf.store.dynamo import plain_integers, table
 
 

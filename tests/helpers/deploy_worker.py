@@ -11,7 +11,7 @@ from typing import Any
 import boto3
 
 from local.template import LOCAL_REGION
-from tests.integration.conftest import REDIRECT_URI, bearer
+from tests.helpers.handlers import REDIRECT_URI, bearer
 
 ALICE = "1191000000000000101"
 DEMO, WORKSHOP, QUIET, LOCKED = (f"119100000000000100{n}" for n in range(1, 5))

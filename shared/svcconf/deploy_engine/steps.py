@@ -10,6 +10,14 @@ from pydantic import BaseModel, Field
 
 Kind = Literal["role", "category", "channel", "overwrite", "settings"]
 Action = Literal["create", "update", "keep", "delete"]
+# which counter group of a deployment record's steps a kind counts in
+KIND_GROUPS: dict[str, str] = {
+    "role": "roles",
+    "category": "categories",
+    "channel": "channels",
+    "overwrite": "overwrites",
+    "settings": "settings",
+}
 EVERYONE_KEY = "@everyone"  # an overwrite's target
 SETTINGS_KEY = "settings"
 ROLE_OVERWRITE = 0  # overwrite type: 0 role, 1 member

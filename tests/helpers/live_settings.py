@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from svcconf.deploy.attributes import GuildSettings
-from svcconf.deploy.live import LiveGuild
+from svcconf.deploy_engine.attributes import GuildSettings
+from svcconf.deploy_engine.live import LiveGuild
 
 
 def with_settings(live: LiveGuild, settings: Any) -> LiveGuild:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import requests
 
 if TYPE_CHECKING:
-    from tests.e2e.conftest import LocalService
+    from tests.helpers.local_service import LocalService
 
 ALICE = "1191000000000000101"
 BUILD_GUILD = "1191000000000001005"

@@ -19,13 +19,13 @@ from typing import Any, Literal
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, Field
 
+from svcconf.deploy_engine.steps import KIND_GROUPS
 from svcconf.store import blobs
 from svcconf.store.dynamo import is_conditional_check_failure, plain_integers, table
 
 DeploymentKind = Literal["deploy", "rollback"]
 DeploymentStatus = Literal["queued", "running", "waiting", "succeeded", "partial", "failed"]
 FINISHED: tuple[DeploymentStatus, ...] = ("succeeded", "partial", "failed")
-KIND_GROUPS = ("roles", "categories", "channels", "overwrites", "settings")
 COUNTERS = ("planned", "created", "updated", "existing", "deleted", "failed")
 
 
@@ -57,7 +57,7 @@ class Steps(BaseModel):
     errors: list[StepError] = Field(default_factory=list)
 
     def total(self, counter: str) -> int:
-        return sum(getattr(getattr(self, group), counter) for group in KIND_GROUPS)
+        return sum(getattr(getattr(self, group), counter) for group in KIND_GROUPS.values())
 
 
 class DeploymentRecord(BaseModel):

@@ -11,8 +11,8 @@ from __future__ import annotations
 from svcconf.chat import Channel, ForumTag, Role
 from svcconf.chat.templates import TemplateChannel, TemplateSnapshot
 from svcconf.config import EVERYONE
-from svcconf.deploy.export import Exported, export_config
-from svcconf.deploy.live import LiveGuild
+from svcconf.deploy_engine.export import Exported, export_config
+from svcconf.deploy_engine.live import LiveGuild
 
 EVERYONE_PLACEHOLDER = "0"
 UNNAMED_BASE = 1_000_000  # ids for channels the snapshot gives none, past any placeholder

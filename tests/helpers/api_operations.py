@@ -16,7 +16,7 @@ from typing import Any
 
 from local.template import api_functions, load_template
 from svcconf.api import BEARER_AUTH, BOT_TOKEN_AUTH
-from tests.integration.conftest import ApiResponse, LambdaContext
+from tests.helpers.handlers import ApiResponse, LambdaContext
 
 ROOT = Path(__file__).resolve().parents[2]
 REQUEST_ID = "c6af9ac6-7b61-11e6-9a41-93e8deadbeef"  # the one events/*.json carry

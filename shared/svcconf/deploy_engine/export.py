@@ -51,7 +51,7 @@ from svcconf.config.vocabulary import (
     flags_from_int,
     name_of,
 )
-from svcconf.deploy.live import LiveGuild
+from svcconf.deploy_engine.live import LiveGuild
 
 TYPE_NAMES = {number: name for name, number in CHANNEL_TYPES.items() if name != "category"}
 ROLE_OVERWRITE = 0

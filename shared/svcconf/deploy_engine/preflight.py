@@ -21,8 +21,8 @@ from svcconf.config import (
     from_bitfield,
 )
 from svcconf.config.vocabulary import COMMUNITY, ROLE_ICONS
-from svcconf.deploy.live import ADMINISTRATOR, LiveGuild
-from svcconf.deploy.steps import ChannelStep, DeploymentPlan, GuildStep, ReorderRoles, RoleStep, Step
+from svcconf.deploy_engine.live import ADMINISTRATOR, LiveGuild
+from svcconf.deploy_engine.steps import ChannelStep, DeploymentPlan, GuildStep, ReorderRoles, RoleStep, Step
 from svcconf.errors import FieldError
 
 MANAGE_ROLES = 1 << PERMISSION_BITS["MANAGE_ROLES"]

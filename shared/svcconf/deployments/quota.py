@@ -1,7 +1,7 @@
 """The platform's creation quota as deployments meet it: warned of before, counted while, read from the platform.
 
 The dry run and the deploy's 202 carry a `quota` warning when the plan makes more roles (or channels) than the
-guild's quota has left (`svcconf.deploy.quota` does the arithmetic); the worker records every creation and the
+guild's quota has left (`svcconf.deploy_engine.quota` does the arithmetic); the worker records every creation and the
 creation buckets' headers, so the next plan knows what is left.
 """
 
@@ -12,9 +12,9 @@ from datetime import datetime, timedelta
 from svcconf.chat import ChatClient
 from svcconf.chat.client import CREATE_ROUTES
 from svcconf.config.lint import LintWarning
-from svcconf.deploy.apply import StepOutcome
-from svcconf.deploy.plan import DeploymentPlan
-from svcconf.deploy.quota import FIELDS, PLAN_KINDS, Observed, QuotaFigures, QuotaKind, figures, warning_message
+from svcconf.deploy_engine.apply import StepOutcome
+from svcconf.deploy_engine.plan import DeploymentPlan
+from svcconf.deploy_engine.quota import FIELDS, PLAN_KINDS, Observed, QuotaFigures, QuotaKind, figures, warning_message
 from svcconf.settings import get_settings
 from svcconf.store.quota import QuotaRepository
 

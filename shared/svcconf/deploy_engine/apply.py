@@ -27,7 +27,8 @@ from svcconf.chat import (
     UnknownGuild,
     UnknownRole,
 )
-from svcconf.deploy.steps import (
+from svcconf.deploy_engine.steps import (
+    KIND_GROUPS,
     ROLE_OVERWRITE,
     ChannelStep,
     DeleteStep,
@@ -38,14 +39,6 @@ from svcconf.deploy.steps import (
     RoleStep,
     Step,
 )
-
-KIND_GROUPS = {
-    "role": "roles",
-    "category": "categories",
-    "channel": "channels",
-    "overwrite": "overwrites",
-    "settings": "settings",
-}
 
 
 class ItemError(BaseModel):

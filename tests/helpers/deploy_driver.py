@@ -1,9 +1,9 @@
 """Runs deployToChat or the deploy worker in a process of its own, so a test can kill it mid-flight.
 
-    python -m tests.integration.deploy_driver deploy <user> <guild_id> <config.json>
-    python -m tests.integration.deploy_driver rollback <user> <guild_id>
-    python -m tests.integration.deploy_driver work <remaining_ms>
-    python -m tests.integration.deploy_driver snapshot <backup_id>
+    python -m tests.helpers.deploy_driver deploy <user> <guild_id> <config.json>
+    python -m tests.helpers.deploy_driver rollback <user> <guild_id>
+    python -m tests.helpers.deploy_driver work <remaining_ms>
+    python -m tests.helpers.deploy_driver snapshot <backup_id>
 
 AWS is a moto server and the platform a sandbox, both named by the environment (AWS_ENDPOINT_URL,
 CHAT_API_BASE_URL, the template's variables). Each command prints one JSON line: what the function answered;
@@ -23,8 +23,8 @@ from typing import Any
 
 import boto3
 
-from tests.integration.conftest import REDIRECT_URI, LambdaContext, bearer, load_event
-from tests.integration.deploy_helpers import WorkerContext, sqs_record
+from tests.helpers.deploy_worker import WorkerContext, sqs_record
+from tests.helpers.handlers import REDIRECT_URI, LambdaContext, bearer, load_event
 
 
 def _call(operation: str, body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:

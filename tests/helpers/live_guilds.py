@@ -8,8 +8,8 @@ from svcconf.chat import Channel, ForumTag, Role
 from svcconf.chat.models import DefaultReaction
 from svcconf.config import ALL_PERMISSIONS, CHANNEL_TYPES, PERMISSION_BITS, ServerConfig, to_bitfield
 from svcconf.config.vocabulary import REQUIRE_TAG_FLAG
-from svcconf.deploy.attributes import GuildSettings
-from svcconf.deploy.live import LiveGuild
+from svcconf.deploy_engine.attributes import GuildSettings
+from svcconf.deploy_engine.live import LiveGuild
 
 GUILD_ID = "1191000000000009001"
 BOT_ROLE_ID = "1191000000000009002"

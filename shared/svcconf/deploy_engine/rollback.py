@@ -15,10 +15,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from svcconf.chat import Channel, Role
-from svcconf.deploy.attributes import GuildSettings, attributes_of_type, live_role_attributes, with_tag_ids
-from svcconf.deploy.live import LiveGuild
-from svcconf.deploy.plan import reorder_within_slots
-from svcconf.deploy.steps import (
+from svcconf.deploy_engine.attributes import GuildSettings, attributes_of_type, live_role_attributes, with_tag_ids
+from svcconf.deploy_engine.live import LiveGuild
+from svcconf.deploy_engine.plan import reorder_within_slots
+from svcconf.deploy_engine.steps import (
     SETTINGS_KEY,
     ChannelStep,
     DeleteStep,

@@ -26,7 +26,7 @@ from svcconf.config import CHANNEL_TYPES, EVERYONE, Category, ServerConfig, from
 from svcconf.config import Channel as ConfigChannel
 from svcconf.config import Overwrite as ConfigOverwrite
 from svcconf.config import Role as ConfigRole
-from svcconf.deploy.attributes import (
+from svcconf.deploy_engine.attributes import (
     CHANNEL_SETTINGS,
     SETTING_FIELDS,
     channel_after_create,
@@ -40,8 +40,8 @@ from svcconf.deploy.attributes import (
     stated_settings,
     with_tag_ids,
 )
-from svcconf.deploy.live import LiveGuild, platform_channel_name
-from svcconf.deploy.steps import (
+from svcconf.deploy_engine.live import LiveGuild, platform_channel_name
+from svcconf.deploy_engine.steps import (
     EVERYONE_KEY,
     ROLE_OVERWRITE,
     SETTINGS_KEY,
@@ -62,7 +62,7 @@ from svcconf.deploy.steps import (
 )
 from svcconf.errors import BadRequest, FieldError
 
-# What the planners' callers use; the plan's data lives in svcconf.deploy.steps.
+# What the planners' callers use; the plan's data lives in svcconf.deploy_engine.steps.
 __all__ = ["DeploymentPlan", "PlanItem", "plan_deployment", "reorder_within_slots"]
 
 # ---------------------------------------------------------------- matching

@@ -14,8 +14,8 @@ from local.template import load_template
 from svcconf import budget
 from svcconf.config import ServerConfig
 from svcconf.settings import get_settings
-from tests.ai_helpers import TEST_KEY
-from tests.integration.conftest import ROOT, bearer
+from tests.helpers.ai_provider import TEST_KEY
+from tests.helpers.handlers import ROOT, bearer
 
 FUNCTION = "SvcAiChatFunction"
 TIMEOUT_SECONDS = int(load_template(ROOT / "template.yaml").resources[FUNCTION]["Properties"]["Timeout"])

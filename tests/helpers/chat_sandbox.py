@@ -83,3 +83,8 @@ def chat_client(chat_settings: Settings) -> Iterator[ChatClient]:
     client = new_chat_client(chat_settings)
     yield client
     client.session.close()
+
+
+def platform_requests(state: SandboxState) -> list[tuple[str, str | None, int]]:
+    """(method, route, status) of each request the sandbox answered, in order."""
+    return [(entry["method"], entry["route"], entry["status"]) for entry in state.request_log]

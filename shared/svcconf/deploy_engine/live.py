@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from svcconf.chat import Channel, Role
 from svcconf.config import ALL_PERMISSIONS, CHANNEL_TYPES, PERMISSION_BITS
 from svcconf.config.schema import platform_channel_name
-from svcconf.deploy.attributes import GuildSettings
+from svcconf.deploy_engine.attributes import GuildSettings
 
 if TYPE_CHECKING:
     from svcconf.chat import ChatClient

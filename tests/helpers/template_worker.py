@@ -7,7 +7,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from tests.integration.deploy_helpers import WorkerContext, WorkerQueue, sqs_record
+from tests.helpers.deploy_worker import WorkerContext, WorkerQueue, sqs_record
 
 
 class TemplateQueue(WorkerQueue):

@@ -1,0 +1,7 @@
+"""Deployments: a user's server configuration becomes a real guild, reversibly.
+
+`requests` is deployToChat's side (deploy, dry run, info, rollback), `worker` is deployWorker's (run, resume, wait,
+finish), `common` what both share, `quota` the platform's creation quota as the deploy sees it. The engine that
+reads, plans and applies is `svcconf.deploy_engine`; the table is `svcconf.store.deployment_records`.
+A rollback is a deployment of its own kind that undoes the newest one.
+"""

@@ -1,0 +1,53 @@
+"""What both sides of a deployment share: the queue's job, the guild lock's duration, the table, planned counts."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel
+
+from svcconf.deploy_engine.plan import DeploymentPlan
+from svcconf.deploy_engine.steps import KIND_GROUPS
+from svcconf.settings import get_settings
+from svcconf.store.deployment_records import (
+    DeploymentRecord,
+    DeploymentRepository,
+    KindCounts,
+    Steps,
+)
+
+LOCK_SECONDS = 2 * 3600  # a lost worker frees its guild after this
+
+
+class DeployJob(BaseModel):
+    """The queue's message: which deployment to run (or resume), and how often it was interrupted."""
+
+    user_id: str
+    project_id: str
+    deployment_id: str
+    interruptions: int = 0
+    wake_at: datetime | None = None  # the schedule's delivery for a deployment waiting until then
+
+
+def deployment_repository() -> DeploymentRepository:
+    return DeploymentRepository(get_settings().deployments_table)
+
+
+def job_of(record: DeploymentRecord, interruptions: int = 0) -> DeployJob:
+    return DeployJob(
+        user_id=record.user_id,
+        project_id=record.project_id,
+        deployment_id=record.deployment_id,
+        interruptions=interruptions,
+    )
+
+
+def planned_steps(plan: DeploymentPlan) -> Steps:
+    steps = Steps()
+    for item in plan.items:
+        counts: KindCounts = getattr(steps, KIND_GROUPS[item.kind])
+        if item.action == "keep":
+            counts.existing += 1
+        else:
+            counts.planned += 1
+    return steps

@@ -1,0 +1,297 @@
+"""The request side of a deployment (deployToChat): deploy, dry run, info and rollback.
+
+It checks who may deploy where, reads the live guild, plans, runs the preflight, and either answers the dry run or
+queues the deployment under the guild's lock with a deployment code (409 when the guild is busy, the bot is not in
+it or the preflight fails), with a warning when the platform's creation quota will make it wait.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+from typing import Any, Literal
+from urllib.parse import urlencode
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from svcconf import codes
+from svcconf.auth import BearerUser
+from svcconf.chat import UnknownGuild, get_chat_client
+from svcconf.chat_accounts import managed_guild
+from svcconf.clock import utc_now
+from svcconf.config import ServerConfig, to_bitfield
+from svcconf.config.lint import LintWarning, lint_config
+from svcconf.deploy_engine.live import LiveGuild, read_live_guild
+from svcconf.deploy_engine.plan import DeploymentPlan, PlanItem, plan_deployment
+from svcconf.deploy_engine.preflight import preflight_problems
+from svcconf.deployments import quota as creation_quota
+from svcconf.deployments.common import LOCK_SECONDS, deployment_repository, job_of, planned_steps
+from svcconf.deployments.quota import QuotaWarning
+from svcconf.errors import Conflict, NotFound, ServiceUnavailable
+from svcconf.observability import logger, metrics
+from svcconf.settings import get_settings
+from svcconf.store import queues
+from svcconf.store.deployment_records import (
+    DeploymentKind,
+    DeploymentRecord,
+    DeploymentStatus,
+    GuildBusy,
+    Steps,
+)
+
+# The permissions a bot needs to deploy at all; an install link asks for these and what the configuration grants.
+DEPLOY_BOT_PERMISSIONS = ["VIEW_CHANNEL", "MANAGE_CHANNELS", "MANAGE_ROLES"]
+
+
+class GuildIsBusy(Conflict):
+    default_message = "Another deployment or rollback to this server is still running; try again when it ends."
+
+    @classmethod
+    def held_by(cls, holder: DeploymentRecord | None) -> GuildIsBusy:
+        if holder is None or holder.status != "waiting" or holder.resumes_at is None:
+            return cls()
+        return cls(
+            f"Deployment {holder.deployment_id} to this server is waiting for the chat platform and resumes at "
+            f"{holder.resumes_at.isoformat(timespec='seconds')}; try again when it ends."
+        )
+
+
+class BotNotInGuild(Conflict):
+    default_message = "The service's bot is not in this server: install it with install_url, then deploy again."
+
+
+class PreflightFailed(Conflict):
+    default_message = "The deployment cannot work in this server as it is."
+
+
+class NoDeployment(NotFound):
+    default_message = "No deployment of this project by you was found."
+
+
+class Generation(BaseModel):
+    """The deployment as the specification's generation record describes it."""
+
+    project_id: str
+    project_name: str
+    guild_id: str
+    guild_name: str
+    status: DeploymentStatus
+    result: str | None = None
+    error: str | None = None
+    steps: Steps
+
+
+class DeploymentView(BaseModel):
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)  # every field is sent
+
+    ok: bool = True
+    deployment_id: str
+    kind: DeploymentKind
+    status: DeploymentStatus
+    steps: Steps
+    generation: Generation
+    backup_id: str | None = None
+    deployment_code: str | None = None
+    rollback_of: str | None = None
+    created_at: datetime
+    finished_at: datetime | None = None
+    resumes_at: datetime | None = Field(None, description="While `waiting`: when the deployment goes on by itself.")
+    wait_reason: str | None = Field(None, description="While `waiting`: why.")
+    warnings: list[QuotaWarning] = Field(default_factory=list, description="deploy: the plan passes the quota.")
+
+
+class DryRun(BaseModel):
+    # Every field is sent, so openapi.json marks them required; `status` tells a plan from a DeploymentView.
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
+    ok: bool = True
+    status: Literal["planned"] = Field("planned", description="A dry run changes nothing: it is only a plan.")
+    steps: Steps
+    plan: list[PlanItem]
+    warnings: list[QuotaWarning | LintWarning]
+
+
+def new_deployment_id() -> str:
+    # Millisecond time first, in fixed-width hex, so a project's deployments sort by creation time.
+    return f"dp_{int(utc_now().timestamp() * 1000):012x}{secrets.token_hex(4)}"
+
+
+def install_url(guild_id: str, config: ServerConfig | None) -> str:
+    """The platform's link that adds the bot to this guild with the permissions the deploy will use."""
+    granted: list[str] = [p for role in config.roles for p in role.permissions] if config else []
+    granted += (config.everyone_permissions or []) if config else []
+    if config and config.settings:
+        granted.append("MANAGE_GUILD")  # the settings' one PATCH
+    settings = get_settings()
+    query = {
+        "client_id": settings.chat_client_id or "",
+        "scope": "bot",
+        "permissions": to_bitfield([*DEPLOY_BOT_PERMISSIONS, *granted]),
+        "guild_id": guild_id,
+        "disable_guild_select": "true",
+    }
+    return f"{settings.chat_authorize_url}?{urlencode(query)}"
+
+
+def _live_guild(guild_id: str, config: ServerConfig | None) -> LiveGuild:
+    try:
+        return read_live_guild(get_chat_client(), guild_id)
+    except UnknownGuild as missing:
+        raise BotNotInGuild(install_url=install_url(guild_id, config)) from missing
+
+
+def _checked_plan(user: BearerUser, guild_id: str, config: ServerConfig) -> tuple[str, LiveGuild, DeploymentPlan]:
+    """Who may deploy here, the live guild, and a plan the platform will accept: else 403, 409."""
+    chat_user_id, _ = managed_guild(user, guild_id)
+    live = _live_guild(guild_id, config)
+    plan = plan_deployment(live, config)
+    problems = preflight_problems(live, plan)
+    if problems:
+        noun = "problem" if len(problems) == 1 else "problems"
+        raise PreflightFailed(
+            f"The deployment cannot work in this server as it is: {len(problems)} {noun}.", details=problems
+        )
+    return chat_user_id, live, plan
+
+
+def dry_run(user: BearerUser, guild_id: str, config: ServerConfig) -> DryRun:
+    _, _, plan = _checked_plan(user, guild_id, config)
+    quota = creation_quota.quota_warnings(guild_id, plan, utc_now())
+    return DryRun(steps=planned_steps(plan), plan=plan.items, warnings=[*quota, *lint_config(config)])
+
+
+def deploy(user: BearerUser, guild_id: str, project_id: str, project_name: str, config: ServerConfig) -> DeploymentView:
+    chat_user_id, live, plan = _checked_plan(user, guild_id, config)
+    record = _new_record(
+        "deploy",
+        user,
+        chat_user_id,
+        project_id,
+        project_name,
+        live,
+        steps=planned_steps(plan),
+        # What the user stated, not the schema's defaults: an omitted attribute must stay omitted.
+        configuration=config.model_dump(mode="json", exclude_unset=True),
+    )
+    warnings = creation_quota.quota_warnings(guild_id, plan, record.created_at)
+    _queue(record, mint_for=config)
+    metrics.add_metric(name="DeploymentQueued", unit="Count", value=1)
+    return view(record).model_copy(update={"warnings": warnings})
+
+
+def rollback(user: BearerUser, project_id: str, guild_id: str) -> DeploymentView:
+    chat_user_id, _ = managed_guild(user, guild_id)
+    holder = deployment_repository().lock_holder(guild_id, int(utc_now().timestamp()))
+    if holder is not None and holder.status == "waiting":
+        raise GuildIsBusy.held_by(holder)  # named with its time, whether or not it is the one to roll back
+    target = deployment_repository().newest(user.sub, project_id, guild_id=guild_id, kind="deploy")
+    if target is None or not target.finished or target.rolled_back_by or not target.backup_id:
+        raise NoDeployment("Nothing to roll back: no finished, not yet rolled back deployment of this project here.")
+    live = _live_guild(guild_id, None)
+    record = _new_record(
+        "rollback",
+        user,
+        chat_user_id,
+        project_id,
+        target.project_name,
+        live,
+        backup_id=target.backup_id,
+        rollback_of=target.deployment_id,
+    )
+    _queue(record)
+    metrics.add_metric(name="RollbackQueued", unit="Count", value=1)
+    return view(record)
+
+
+def _new_record(
+    kind: DeploymentKind,
+    user: BearerUser,
+    chat_user_id: str,
+    project_id: str,
+    project_name: str,
+    live: LiveGuild,
+    **details: Any,
+) -> DeploymentRecord:
+    now = utc_now()
+    return DeploymentRecord(
+        deployment_id=new_deployment_id(),
+        kind=kind,
+        user_id=user.sub,
+        chat_user_id=chat_user_id,
+        project_id=project_id,
+        project_name=project_name,
+        guild_id=live.id,
+        guild_name=live.name,
+        bot_role_ids=live.bot_role_ids,
+        status="queued",
+        created_at=now,
+        updated_at=now,
+        **details,
+    )
+
+
+def _queue(record: DeploymentRecord, *, mint_for: ServerConfig | None = None) -> None:
+    """Takes the guild's lock with the queued record, mints the project's code for a deploy, sends the job."""
+    settings = get_settings()
+    if not settings.deploy_queue_url:
+        logger.error("the deploy queue is not configured (DEPLOY_QUEUE_URL)")
+        raise ServiceUnavailable("Deployments are not configured.")
+    repository = deployment_repository()
+    now = int(record.created_at.timestamp())
+    try:
+        repository.start(record, lock_expiration=now + LOCK_SECONDS, now=now)
+    except GuildBusy as busy:
+        raise GuildIsBusy.held_by(repository.lock_holder(record.guild_id, now)) from busy
+    try:
+        if mint_for is not None:
+            code = codes.mint_code(
+                record.project_id,
+                record.project_name,
+                mint_for.model_dump(mode="json"),
+                chat_user_id=record.chat_user_id,
+            )
+            repository.set_code(record, code.code, utc_now())
+            record.deployment_code = code.code
+        queues.send(settings.deploy_queue_url, job_of(record).model_dump(mode="json"))
+    except Exception:
+        # Not queued means never run: release the guild at once rather than after the lock's expiry.
+        repository.finish(record, "failed", "Not started.", "The deployment could not be queued.", utc_now())
+        raise
+
+
+def info(user: BearerUser, project_id: str, guild_id: str | None) -> DeploymentView:
+    record = deployment_repository().newest(user.sub, project_id, guild_id=guild_id)
+    if record is None:
+        raise NoDeployment()
+    if record.kind == "deploy" or record.deployment_code:
+        return view(record)
+    # A rollback carries no code of its own: the project's code is its newest deploy's.
+    newest_deploy = deployment_repository().newest(user.sub, project_id, guild_id=guild_id, kind="deploy")
+    return view(record, deployment_code=newest_deploy.deployment_code if newest_deploy else None)
+
+
+def view(record: DeploymentRecord, deployment_code: str | None = None) -> DeploymentView:
+    generation = Generation(
+        project_id=record.project_id,
+        project_name=record.project_name,
+        guild_id=record.guild_id,
+        guild_name=record.guild_name,
+        status=record.status,
+        result=record.result,
+        error=record.error,
+        steps=record.steps,
+    )
+    return DeploymentView(
+        deployment_id=record.deployment_id,
+        kind=record.kind,
+        status=record.status,
+        steps=record.steps,
+        generation=generation,
+        backup_id=record.backup_id,
+        deployment_code=record.deployment_code or deployment_code,
+        rollback_of=record.rollback_of,
+        created_at=record.created_at,
+        finished_at=record.finished_at,
+        resumes_at=record.resumes_at,
+        wait_reason=record.wait_reason,
+    )

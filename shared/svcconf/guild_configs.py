@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
@@ -23,6 +22,7 @@ from svcconf.deploy_engine.native_template import template_config
 from svcconf.deploy_engine.plan import PlanItem, plan_deployment
 from svcconf.deployments.requests import BotNotInGuild, install_url
 from svcconf.errors import BadRequest
+from svcconf.links import link_parts
 from svcconf.settings import get_settings
 
 # Codes are case-sensitive: passed on exactly as written.
@@ -92,15 +92,8 @@ def template_code(text: str) -> str:
         return text
     links = get_settings().chat_template_links
     not_a_template = BadRequest.for_field("template", f"must be a server-template code or a link on {', '.join(links)}")
-    if not text.isprintable() or any(character.isspace() for character in text):
-        raise not_a_template
-    try:
-        url = urlsplit(text if "://" in text else f"https://{text}")
-        host = (url.hostname or "").lower()
-    except ValueError:
-        raise not_a_template from None
-    segments = [segment for segment in url.path.split("/") if segment]
-    if url.scheme in ("http", "https") and url.netloc.lower() == host and segments:
+    host, segments = link_parts(text, not_a_template)
+    if segments:
         for link in links:
             link_host, *prefix = link.split("/")
             on_host = host in (link_host, f"www.{link_host}")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
 from svcconf.chat import UnknownInvite, get_chat_client
 from svcconf.clock import utc_now
 from svcconf.errors import BadRequest
+from svcconf.links import link_parts
 from svcconf.settings import get_settings
 
 # Codes are case-sensitive: they are passed on exactly as written.
@@ -30,31 +30,18 @@ class InviteValidation(BaseModel):
 
 
 def invite_code_from(text: str) -> str:
-    """The code in a bare code or an invite link on one of the platform's hosts (CHAT_INVITE_HOSTS).
-
-    Whatever urllib cannot parse (unbalanced brackets, a port that is not a number, full-width characters that
-    normalise into URL syntax) is refused like any other text that is not an invite, never a 500. Inner
-    whitespace and control characters are refused first: urllib would silently delete tabs and newlines.
-    """
+    """The code in a bare code or an invite link on one of the platform's hosts (CHAT_INVITE_HOSTS); anything else,
+    whatever urllib makes of it, is a 400 on `invite` (`svcconf.links`)."""
     text = text.strip()
     if CODE.fullmatch(text):
         return text
     hosts = get_settings().chat_invite_hosts
     not_an_invite = BadRequest.for_field("invite", f"must be an invite code or a link on {', '.join(hosts)}")
-    if not text.isprintable() or any(character.isspace() for character in text):
-        raise not_an_invite
-    try:
-        url = urlsplit(text if "://" in text else f"https://{text}")
-        host = (url.hostname or "").lower()
-    except ValueError:
-        raise not_an_invite from None
-    on_invite_host = any(host == known or host.endswith(f".{known}") for known in hosts)
-    segments = [segment for segment in url.path.split("/") if segment]
+    host, segments = link_parts(text, not_an_invite)
     if segments[:1] == ["invite"]:
         segments = segments[1:]
-    # The netloc must be the host alone: no port (not even an empty one), no user, no password.
-    plain_netloc = url.netloc.lower() == host
-    if url.scheme not in ("http", "https") or not plain_netloc or not on_invite_host or len(segments) != 1:
+    on_invite_host = any(host == known or host.endswith(f".{known}") for known in hosts)
+    if not on_invite_host or len(segments) != 1:
         raise not_an_invite
     if not CODE.fullmatch(segments[0]):
         raise BadRequest.for_field("invite", "the link's invite code has characters an invite code cannot have")

@@ -129,11 +129,11 @@ unit: venv  ## seconds: tests/unit and tests/infrastructure that start no server
 	$(SAY) "pytest: tests/unit and tests/infrastructure, not those marked starts; one process, no server"
 	SVC_TESTS_START_NOTHING=1 $(PY) -m pytest tests/unit tests/infrastructure -m "not starts" -n 0 -q
 
-integration: venv  ## tests/integration and tests/infrastructure: moto, the sandbox, the local model (minutes)
+integration: venv node-tools  ## tests/integration and tests/infrastructure: moto, the sandbox, the local model (minutes)
 	$(SAY) "pytest: tests/integration and tests/infrastructure on 2 workers (moto, the chat-platform sandbox and the local model on loopback)"
 	$(PY) -m pytest tests/integration tests/infrastructure -n 2 --dist loadfile
 
-e2e: venv  ## tests/e2e: make run and make invoke started by the tests, the fuzz gate (minutes)
+e2e: venv node-tools clients-venv browser  ## tests/e2e: make run and make invoke started by the tests, the fuzz gate (minutes)
 	$(SAY) "pytest: tests/e2e on 2 workers (each file starts the local runner)"
 	$(PY) -m pytest tests/e2e -n 2 --dist loadfile
 

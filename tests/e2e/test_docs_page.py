@@ -52,8 +52,8 @@ def test_the_docs_assets_come_from_the_runner_itself(local_service: LocalService
     assert requests.get(f"{local_service.base_url}/docs/package.json", timeout=10).status_code == 404
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed: make browser")
 def test_try_it_out_on_get_chat_guilds_answers_200_in_the_page(local_service: LocalService) -> None:
+    assert shutil.which("chromium"), "Debian's chromium is not installed: make browser (make test and make e2e do)"
     docs_url = banner_line(local_service, "API docs")
     assert docs_url == f"{local_service.base_url}/docs"
     token = banner_line(local_service, "user token")

@@ -44,8 +44,8 @@ def run(*command: str | Path, env: dict[str, str] | None = None) -> str:
     return done.stdout
 
 
-@pytest.mark.skipif(not (NODE_BIN / "tsc").exists(), reason="the npm tools are not installed: make node-tools")
 def test_typescript_types_narrow_deploy_and_backup_answers_under_strict(tmp_path: Path) -> None:
+    assert (NODE_BIN / "tsc").exists(), "the npm tools are not installed: make node-tools (make test and make e2e do)"
     run(NODE_BIN / "openapi-typescript", ROOT / "openapi.json", "--output", tmp_path / "api.d.ts")
     shutil.copy(CLIENTS / "narrowing.ts", tmp_path)
     run(
@@ -63,10 +63,10 @@ def test_typescript_types_narrow_deploy_and_backup_answers_under_strict(tmp_path
     print("tsc --strict --noEmit narrowing.ts (openapi-typescript's api.d.ts): 0 errors")
 
 
-@pytest.mark.skipif(not CLIENTS_PYTHON.exists(), reason="openapi-python-client is not installed: make clients-venv")
 def test_the_generated_python_client_calls_a_bearer_a_bot_and_the_sign_in_operation(
     local_service: LocalService, tmp_path: Path
 ) -> None:
+    assert CLIENTS_PYTHON.exists(), "openapi-python-client is not installed: make clients-venv (make test and e2e do)"
     # Given a client generated from the committed openapi.json
     run(
         CLIENTS_PYTHON.parent / "openapi-python-client",

@@ -36,8 +36,7 @@ def get(path: str) -> dict[str, Any]:
 @pytest.fixture
 def layer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """/opt/api-docs as `make api-docs-layer` fills it: the page's assets and openapi.json."""
-    if not SWAGGER_UI_DIST.is_dir():
-        pytest.skip("the npm tools are not installed: make node-tools")
+    assert SWAGGER_UI_DIST.is_dir(), "the npm tools are not installed: make node-tools (make test and integration do)"
     for name in ASSETS:
         shutil.copy(SWAGGER_UI_DIST / name, tmp_path)
     shutil.copy(ROOT / "openapi.json", tmp_path)

@@ -147,6 +147,7 @@ NOT_BUILT_REPLY = "(The configuration I proposed did not pass the checks, so non
 UNUSABLE_REPLY = "I could not produce a valid configuration this time; your previous configuration is kept."
 PARTIAL_REPLY = "(I ran out of time for this turn after {done} change(s); the rest is not made yet. Say go on.)"
 REFUSED_REST_REPLY = "(I made {done} change(s) before one that cannot be made: {why}.)"
+NOTHING_MADE_REPLY = "None of the changes I started could be made: {why}. Your configuration is unchanged."
 GO_ON = "Go on"
 
 
@@ -195,6 +196,10 @@ def _partial(cut: AiTruncated, previous: ServerConfig | None, suggestions: list[
     if previous is None or not edits:
         return None
     result, done, refused = apply_prefix(previous, edits_of(edits))
+    if done == 0 and refused is not None:
+        # Its first edit cannot be made (at the platform's cap of 500 channels, say): a repair round that writes
+        # the same request again would only spend the turn's time; the user is told why at once.
+        return _answer(NOTHING_MADE_REPLY.format(why=refused), previous, [], suggestions, complete=False, changes=[])
     if done == 0:
         return None
     metrics.add_metric(name="AiChatPartialTurns", unit="Count", value=1)

@@ -181,6 +181,21 @@ def test_a_cut_off_answer_keeps_its_complete_edits_and_offers_to_go_on(invoke, c
     assert len(chat.requests) == 1  # no repair round: what was complete is kept
 
 
+def test_a_cut_off_answer_whose_first_edit_cannot_be_made_says_why_without_a_repair_round(invoke, chat) -> None:
+    edits = [{"op": "remove", "kind": "role", "name": "Ghosts"}, {"op": "add", "kind": "role", "name": "Crew"}]
+    whole = json.dumps(turn("Done.", edits=edits))
+    chat.script(Step(text=whole[: whole.index("Crew") + 4], stop_reason="max_tokens"))
+
+    body = ask(invoke, {"messages": [user("Replace Ghosts by Crew")], "currentConfig": CURRENT}).body
+
+    assert body["config"] == CURRENT_NORMALISED
+    assert body["changes"] == []
+    assert body["reply"].startswith("None of the changes I started could be made: ")
+    assert "Ghosts" in body["reply"]
+    assert (body["is_complete"], body["quick_replies"]) == (False, [])
+    assert len(chat.requests) == 1
+
+
 def test_what_does_not_fit_the_output_budget_is_left_for_the_next_turn(invoke, chat) -> None:
     edits = [{"op": "add", "kind": "category", "name": "Events"}]
     chat.script(

@@ -34,7 +34,6 @@ from svcconf.api import (
 from svcconf.api_examples import AI_CHAT_ANSWERS, AI_CHAT_REQUESTS
 from svcconf.auth import BearerUser, bearer_user
 from svcconf.fields import Snowflake
-from svcconf.guild_configs import guild_plan, starting_config
 
 
 class AiChatRequest(BaseModel):
@@ -87,10 +86,19 @@ def svc_ai_chat(
     request: Annotated[AiChatRequest, Body(openapi_examples=request_examples(AI_CHAT_REQUESTS))],
     user: Annotated[BearerUser, Depends(bearer_user)],
 ) -> ChatAnswer:
-    current = request.currentConfig
-    if request.guild_id:
-        current = starting_config(user, request.guild_id, current)
-    answer = chat(
+    if request.guild_id is None:
+        return _turn(request, request.currentConfig)
+    # The live guild's modules (deploy engine, deployments, chat accounts) load for turns on a live guild only:
+    # every other cold start stays the SDK's and this handler's (`python -m bench ai`).
+    from svcconf.guild_configs import guild_plan, starting_config
+
+    answer = _turn(request, starting_config(user, request.guild_id, request.currentConfig))
+    answer.plan = guild_plan(user, request.guild_id, answer.config)
+    return answer
+
+
+def _turn(request: AiChatRequest, current: dict[str, Any] | None) -> ChatAnswer:
+    return chat(
         messages=request.messages,
         current_config=current,
         style=request.style,
@@ -98,9 +106,6 @@ def svc_ai_chat(
         attachments=request.attachments,
         file_urls=request.file_urls,
     )
-    if request.guild_id:
-        answer.plan = guild_plan(user, request.guild_id, answer.config)
-    return answer
 
 
 lambda_handler = lambda_entry_point(app)

@@ -30,7 +30,7 @@ from svcconf.ai_turn import ChatTurn, build_of, edits_of, salvage
 from svcconf.config import LintWarning, ServerConfig, lint_config
 from svcconf.config.compact import expand
 from svcconf.config.edits import ConfigChange, EditsRejected, apply_edits, apply_prefix
-from svcconf.deploy_engine.plan import PlanItem
+from svcconf.deploy_engine.steps import PlanItem
 from svcconf.errors import BadRequest, FieldError
 from svcconf.observability import logger, metrics
 from svcconf.templates import TemplateSummary, suggest_templates

@@ -3,16 +3,14 @@
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import requests
 
 from bench.service import local_service
 from local.ai_model import LOCAL_API_KEY, start_local_model
+from local.environ import environment
 from local.samples import large_community
 
 EDIT = "Add a text channel named memes-corner to Area 1"
@@ -27,20 +25,6 @@ CASES: list[tuple[str, dict[str, Any] | None, str | None, dict[str, Any] | None]
     ("ten categories of ten, 250 / 390", large_community(250, 10, 380), TEN_BY_TEN, None),
 ]
 EDIT_GOAL_TOKENS, EDIT_GOAL_SECONDS, BUILD_GOAL_TOKENS, FUNCTION_SECONDS = 300, 8.0, 1200, 26.0
-
-
-@contextmanager
-def _environment(**values: str) -> Iterator[None]:
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def _body(config: dict[str, Any] | None, message: str | None, questionnaire: dict[str, Any] | None) -> dict[str, Any]:
@@ -69,7 +53,7 @@ def output_tokens(body: dict[str, Any]) -> tuple[int, str | None]:
     logger.setLevel("WARNING")  # the "ai call" lines would bury the figures
     server = start_local_model(tokens_per_second=0)
     try:
-        with _environment(ANTHROPIC_API_KEY=LOCAL_API_KEY, ANTHROPIC_BASE_URL=server.base_url):
+        with environment({"ANTHROPIC_API_KEY": LOCAL_API_KEY, "ANTHROPIC_BASE_URL": server.base_url}):
             get_settings.cache_clear()
             budget.start(type("Context", (), {"get_remaining_time_in_millis": lambda _self: 26_000})())
             config = body.get("currentConfig")
@@ -110,7 +94,7 @@ def run() -> None:
     ]
     print("\nsvcAiChat turns at a real model's pace (1.8 s to the first token, then 63 tokens/s)")
     print(f"  {'':40} {'output tokens':>14} {'modelled':>9} {'whole turn (make run)':>22}")
-    with _environment(SVC_AI_PROVIDER="local"), local_service() as state:
+    with environment({"SVC_AI_PROVIDER": "local"}), local_service() as state:
         _whole_turn(state, figures[0][1])  # the function's first sandbox started (a cold start is not a turn's)
         for label, body, tokens, stop in figures:
             seconds, status = _whole_turn(state, body)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
+from local.environ import environment
 from local.samples import SAMPLE_CONFIGURATION
 from local.template import LOCAL_NAME_PREFIX, FunctionSpec, Template, all_functions, layers
 
@@ -71,21 +71,15 @@ def layer_environment(runner: SeedingRunner, function: str) -> Iterator[None]:
     for path in reversed([str(runner.tpl.root), *(str(layer.import_dir) for layer in layers(runner.tpl))]):
         if path not in sys.path:
             sys.path.insert(0, path)
-    saved = {name: os.environ.get(name) for name in environ}
-    os.environ.update(environ)
-    _clear_layer_caches()
-    importlib.import_module("svcconf.observability")  # sets the SDK's loggers to INFO, for Lambda's sake
-    for sdk in ("boto3", "botocore"):
-        logging.getLogger(sdk).setLevel(logging.WARNING)  # the runner's terminal is not a Lambda's log
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    with environment(environ):
         _clear_layer_caches()
+        importlib.import_module("svcconf.observability")  # sets the SDK's loggers to INFO, for Lambda's sake
+        for sdk in ("boto3", "botocore"):
+            logging.getLogger(sdk).setLevel(logging.WARNING)  # the runner's terminal is not a Lambda's log
+        try:
+            yield
+        finally:
+            _clear_layer_caches()
 
 
 def _clear_layer_caches() -> None:

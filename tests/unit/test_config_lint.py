@@ -438,3 +438,15 @@ def test_500_channel_configuration_lints_with_one_warning_per_reopened_channel()
         ),
         ("channel-nobody-can-view", "categories[9].channels[48].overwrites"),
     ]
+
+
+def test_a_channel_overwrite_for_everyone_under_a_category_that_allows_everyone_to_view_is_no_warning() -> None:
+    # Given a category whose @everyone overwrite allows VIEW_CHANNEL (what @everyone has anyway) and a channel
+    # whose own @everyone overwrite replaces it without saying anything about VIEW_CHANNEL
+    opened = staff_category(
+        {"role": "@everyone", "deny": ["SEND_MESSAGES"]},
+        category_overwrites=[{"role": "@everyone", "allow": ["VIEW_CHANNEL"]}],
+    )
+
+    # When linted, Then nothing is reported: every member still sees the channel, as the category meant
+    assert lint(server(categories=[opened])) == []

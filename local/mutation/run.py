@@ -89,7 +89,7 @@ def _mutmut(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
 
 
-def _functions(mutated_module: Path) -> dict[str, list[str]]:
+def mutated_functions(mutated_module: Path) -> dict[str, list[str]]:
     """The mutated module's functions by name (mutmut keeps the original as `<name>__mutmut_orig`), as lines."""
     source = mutated_module.read_text()
     found: dict[str, list[str]] = {}
@@ -100,7 +100,7 @@ def _functions(mutated_module: Path) -> dict[str, list[str]]:
     return found
 
 
-def _change(functions: dict[str, list[str]], mutant: Mutant) -> str:
+def mutant_change(functions: dict[str, list[str]], mutant: Mutant) -> str:
     """The lines the mutant changes, "- old" then "+ new" (`mutmut show` says the same, one process a mutant)."""
     original = functions.get(mutant.name.rpartition(".")[2].rpartition("__mutmut_")[0] + "__mutmut_orig", [])
     mutated = functions.get(mutant.name.rpartition(".")[2], [])
@@ -125,7 +125,7 @@ def run_module(module: str, tests: list[str], *, log: Path) -> ModuleRun:
         tail = (ran.stdout + ran.stderr).strip().splitlines()[-15:]
         result.failure = "\n".join(tail) or f"mutmut exited {ran.returncode}"
         return result
-    functions = _functions(folder / "mutants" / module)
+    functions = mutated_functions(folder / "mutants" / module)
     for mutant in result.survivors:
-        mutant.change = _change(functions, mutant)
+        mutant.change = mutant_change(functions, mutant)
     return result

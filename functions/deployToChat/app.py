@@ -40,6 +40,12 @@ class DeployRequest(BaseModel):
     project_id: ProjectId
     project_name: str = Field(min_length=1, max_length=100)
     dry_run: bool = Field(False, strict=True, description="Plan and check only: change nothing, mint no code.")
+    acknowledge: list[Annotated[str, Field(max_length=64)]] = Field(
+        default_factory=list,
+        max_length=16,
+        description="The lint rule ids of dangerous grants to every member the caller means (409 names them).",
+        examples=[["everyone-permissions-dangerous"]],
+    )
 
 
 class InfoRequest(BaseModel):
@@ -114,10 +120,11 @@ app = create_app("deployToChat", max_body_bytes=MIB)
             {
                 **BEARER_ERRORS,
                 400: "a field is invalid, or no usable chat account is linked to the user; `details` names each field",
-                403: "the user may not manage the server",
+                403: "the user may not manage the server, or may not make some of the changes (one detail per object)",
                 404: "no such server for the user, no deployment of the project to roll back or read, or no template "
                 "of that code",
-                409: "another deployment to the server is running, the bot is not in it, or its preflight failed",
+                409: "another deployment to the server is running, the bot is not in it, its preflight failed, or it "
+                "gives every member a dangerous permission that `acknowledge` does not name",
                 502: "the chat platform failed or is rate-limiting the service",
                 503: "deployments or bearer authentication are not configured",
             }
@@ -135,7 +142,9 @@ def deploy_to_chat(
     if isinstance(request, DeployRequest):
         if request.dry_run:
             return _answer(dry_run(user, request.guild_id, request.config))
-        deployment = deploy(user, request.guild_id, request.project_id, request.project_name, request.config)
+        deployment = deploy(
+            user, request.guild_id, request.project_id, request.project_name, request.config, request.acknowledge
+        )
         return _answer(deployment, status_code=202)
     if isinstance(request, InfoRequest):
         return _answer(info(user, request.project_id, request.guild_id))

@@ -14,8 +14,9 @@ from urllib.parse import urlencode
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from svcconf import codes
+from svcconf import caller_rights, codes
 from svcconf.auth import BearerUser
+from svcconf.caller_rights import CallerView
 from svcconf.chat import UnknownGuild, get_chat_client
 from svcconf.chat_accounts import managed_guild
 from svcconf.clock import utc_now
@@ -140,35 +141,46 @@ def _live_guild(guild_id: str, config: ServerConfig | None) -> LiveGuild:
         raise BotNotInGuild(install_url=install_url(guild_id, config)) from missing
 
 
-def _checked_plan(user: BearerUser, guild_id: str, config: ServerConfig) -> tuple[str, LiveGuild, DeploymentPlan]:
-    """Who may deploy here, the live guild, and a plan the platform will accept: else 403, 409."""
+def _checked_plan(user: BearerUser, guild_id: str, config: ServerConfig) -> tuple[str, CallerView, DeploymentPlan]:
+    """Who may deploy here, the guild as they see it, and a plan the platform will accept from the bot and would
+    accept from them in its own client: else 403, 409."""
     chat_user_id, _ = managed_guild(user, guild_id)
-    live = _live_guild(guild_id, config)
-    plan = plan_deployment(live, config)
-    problems = preflight_problems(live, plan)
+    standing, seen = caller_rights.as_caller(get_chat_client(), _live_guild(guild_id, config), chat_user_id)
+    plan = plan_deployment(seen.live, config)
+    caller_rights.check_plan(standing, seen, plan)
+    problems = [*preflight_problems(seen.live, plan), *caller_rights.hidden_problems(seen, plan)]
     if problems:
         noun = "problem" if len(problems) == 1 else "problems"
         raise PreflightFailed(
             f"The deployment cannot work in this server as it is: {len(problems)} {noun}.", details=problems
         )
-    return chat_user_id, live, plan
+    return chat_user_id, seen, plan
 
 
 def dry_run(user: BearerUser, guild_id: str, config: ServerConfig) -> DryRun:
-    _, _, plan = _checked_plan(user, guild_id, config)
+    _, seen, plan = _checked_plan(user, guild_id, config)
     quota = creation_quota.quota_warnings(guild_id, plan, utc_now())
-    return DryRun(steps=planned_steps(plan), plan=plan.items, warnings=[*quota, *lint_config(config)])
+    warnings = [*quota, *lint_config(config), *seen.hidden_warnings()]
+    return DryRun(steps=planned_steps(plan), plan=plan.items, warnings=warnings)
 
 
-def deploy(user: BearerUser, guild_id: str, project_id: str, project_name: str, config: ServerConfig) -> DeploymentView:
-    chat_user_id, live, plan = _checked_plan(user, guild_id, config)
+def deploy(
+    user: BearerUser,
+    guild_id: str,
+    project_id: str,
+    project_name: str,
+    config: ServerConfig,
+    acknowledge: list[str] | None = None,
+) -> DeploymentView:
+    chat_user_id, seen, plan = _checked_plan(user, guild_id, config)
+    caller_rights.require_acknowledged(config, acknowledge or [])
     record = _new_record(
         "deploy",
         user,
         chat_user_id,
         project_id,
         project_name,
-        live,
+        seen.live,
         steps=planned_steps(plan),
         # What the user stated, not the schema's defaults: an omitted attribute must stay omitted.
         configuration=config.model_dump(mode="json", exclude_unset=True),

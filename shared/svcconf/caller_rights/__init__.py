@@ -1,0 +1,112 @@
+"""What a caller may do to a server: the platform's own rules for people, applied before the bot acts for them.
+
+The bot holds more power than most of the people who use it; through the service a caller does to a server exactly
+what the platform's client would let them do themselves (docs/04-chat-platform.md, "What a caller may do"):
+- `standing`: the caller's roles and permissions, read through the bot once per request, and the guild as they
+  see it (channels they cannot view left out, counted in a `hidden-channels` warning);
+- `checks`: per object of a plan, the permission, the role hierarchy and what it grants;
+- `grants`: dangerous grants to every member need `acknowledge`.
+The request modules call `as_caller` and `check_plan`; the worker calls `plan_as_caller` when a deployment starts
+or resumes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from svcconf.caller_rights.checks import MANAGE_GUILD, plan_refusals
+from svcconf.caller_rights.grants import DANGEROUS_GRANT_RULES, dangerous_grants, require_acknowledged
+from svcconf.caller_rights.standing import (
+    HIDDEN_CHANNELS_RULE,
+    CallerStanding,
+    CallerView,
+    NotAMember,
+    caller_view,
+    read_standing,
+    standing_of,
+)
+from svcconf.chat import ChatClient
+from svcconf.deploy_engine.apply import DeploymentAborted
+from svcconf.deploy_engine.live import LiveGuild
+from svcconf.deploy_engine.steps import DeploymentPlan, category_key, channel_key
+from svcconf.errors import FieldError, Forbidden
+
+__all__ = [
+    "DANGEROUS_GRANT_RULES",
+    "HIDDEN_CHANNELS_RULE",
+    "CallerMayNot",
+    "CallerStanding",
+    "CallerView",
+    "NotAMember",
+    "as_caller",
+    "caller_view",
+    "check_plan",
+    "dangerous_grants",
+    "hidden_problems",
+    "plan_as_caller",
+    "plan_refusals",
+    "read_standing",
+    "require_acknowledged",
+    "standing_of",
+]
+
+
+class CallerMayNot(Forbidden):
+    default_message = "You may not make some of these changes in this server."
+
+
+def as_caller(client: ChatClient, live: LiveGuild, chat_user_id: str) -> tuple[CallerStanding, CallerView]:
+    """The caller's standing, read now, and the guild as they see it."""
+    standing = read_standing(client, live, chat_user_id)
+    return standing, caller_view(live, standing)
+
+
+def check_plan(standing: CallerStanding, view: CallerView, plan: DeploymentPlan) -> None:
+    """403 with one detail per object of the plan the caller may not change; nothing is written then."""
+    refusals = plan_refusals(standing, view.live, plan)
+    if refusals:
+        noun = "object" if len(refusals) == 1 else "objects"
+        raise CallerMayNot(
+            f"You may not make these changes in this server: {len(refusals)} {noun} the chat platform would refuse "
+            "you in its own client.",
+            details=refusals,
+        )
+
+
+def hidden_problems(view: CallerView, plan: DeploymentPlan) -> list[FieldError]:
+    """Preflight problems: what the plan would create where a channel the caller cannot view already stands (the
+    configuration names it). Deploying it would duplicate or reveal it, so the deploy stops there."""
+    full = {channel.id: channel for channel in [*view.live.channels, *view.hidden]}
+    hidden_keys = set()
+    for channel in view.hidden:
+        name = channel.name or ""
+        if channel.is_category:
+            hidden_keys.add(category_key(name))
+            continue
+        parent = full.get(channel.parent_id or "")
+        hidden_keys.add(channel_key(category_key(parent.name or "") if parent else None, channel.type, name))
+    return [
+        FieldError(field=item.field, message="names a channel you cannot view in this server: leave it out")
+        for item in plan.items
+        if item.action == "create" and item.key in hidden_keys
+    ]
+
+
+def plan_as_caller[T](
+    client: ChatClient, chat_user_id: str, live: LiveGuild, planner: Callable[[LiveGuild], tuple[DeploymentPlan, T]]
+) -> tuple[DeploymentPlan, T]:
+    """The worker's plan, made as the caller sees the guild now and checked against their standing now: rights lost
+    since the request (or the caller gone) end the deployment with the reason before it writes anything more."""
+    try:
+        standing = read_standing(client, live, chat_user_id)
+    except NotAMember as gone:
+        raise DeploymentAborted("The person who asked for this deployment left the server.") from gone
+    if not standing.holds(MANAGE_GUILD):
+        raise DeploymentAborted("The person who asked for this deployment no longer manages the server.")
+    view = caller_view(live, standing)
+    plan, extra = planner(view.live)
+    refusals = plan_refusals(standing, view.live, plan)
+    if refusals:
+        reasons = "; ".join(f"{refusal.field}: {refusal.message}" for refusal in refusals)
+        raise DeploymentAborted(f"Your rights in this server changed since the deployment was asked for: {reasons}.")
+    return plan, extra

@@ -147,13 +147,13 @@ def _checked_plan(user: BearerUser, guild_id: str, config: ServerConfig) -> tupl
     chat_user_id, _ = managed_guild(user, guild_id)
     standing, seen = caller_rights.as_caller(get_chat_client(), _live_guild(guild_id, config), chat_user_id)
     plan = plan_deployment(seen.live, config)
-    caller_rights.check_plan(standing, seen, plan)
     problems = [*preflight_problems(seen.live, plan), *caller_rights.hidden_problems(seen, plan)]
     if problems:
         noun = "problem" if len(problems) == 1 else "problems"
         raise PreflightFailed(
             f"The deployment cannot work in this server as it is: {len(problems)} {noun}.", details=problems
         )
+    caller_rights.check_plan(standing, seen, plan)  # what could work: would the platform let this person do it?
     return chat_user_id, seen, plan
 
 

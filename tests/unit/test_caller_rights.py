@@ -280,3 +280,17 @@ def test_a_live_guild_standing_counts_everyones_and_the_members_roles() -> None:
     assert not helper.holds(int(to_bitfield(["MANAGE_GUILD"])))
     assert not standing_of(lab.live, MANAGER, [lab.managers]).owner
     assert standing_of(lab.live, OWNER, []).owner
+
+
+def test_what_the_server_already_grants_every_member_needs_no_acknowledgement() -> None:
+    # Given a server whose @everyone already mentions everyone (the platform's default), When a configuration keeps
+    # it, Then no acknowledgement is needed; When it adds BAN_MEMBERS, Then it is, naming both.
+    live = ServerConfig.model_validate({"name": "x", "everyone_permissions": ["VIEW_CHANNEL", "MENTION_EVERYONE"]})
+    require_acknowledged(live, [], live)
+    adding = ServerConfig.model_validate(
+        {"name": "x", "everyone_permissions": ["VIEW_CHANNEL", "MENTION_EVERYONE", "BAN_MEMBERS"]}
+    )
+    with pytest.raises(GrantNotAcknowledged) as refused:
+        require_acknowledged(adding, [], live)
+    [detail] = refused.value.details or []
+    assert "MENTION_EVERYONE and BAN_MEMBERS" in detail.message

@@ -149,6 +149,9 @@ def _reorder_refusals(
 ) -> Iterator[Refusal]:
     """A role moves only from and to below the caller's highest role; compared after the plan's creations, which
     the platform puts at the bottom (so every existing role is one place higher per created role)."""
+    if not standing.holds(MANAGE_ROLES):
+        yield Refusal(step.field, step.field, "you need MANAGE_ROLES to create, change, reorder or delete roles")
+        return
     roles = {role.id: role for role in live.roles}
     created = sum(1 for entry in step.positions if entry.ref not in roles)
     ceiling = standing.top_position + created

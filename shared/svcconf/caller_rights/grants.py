@@ -28,10 +28,17 @@ def dangerous_grants(config: ServerConfig) -> list[LintWarning]:
     return [warning for warning in lint_config(config) if warning.rule in DANGEROUS_GRANT_RULES]
 
 
-def require_acknowledged(config: ServerConfig, acknowledge: Iterable[str]) -> None:
-    """409 with one detail per dangerous grant whose rule `acknowledge` does not name."""
+def require_acknowledged(config: ServerConfig, acknowledge: Iterable[str], live: ServerConfig | None = None) -> None:
+    """409 with one detail per dangerous grant whose rule `acknowledge` does not name. What the server already
+    grants (`live`, the server read as a configuration) needs none: the platform's default @everyone mentions
+    everyone, and deploying a server back as it is gives no one anything."""
     acknowledged = set(acknowledge)
-    pending = [warning for warning in dangerous_grants(config) if warning.rule not in acknowledged]
+    standing = {(w.rule, w.field, w.message) for w in dangerous_grants(live)} if live is not None else set()
+    pending = [
+        warning
+        for warning in dangerous_grants(config)
+        if warning.rule not in acknowledged and (warning.rule, warning.field, warning.message) not in standing
+    ]
     if pending:
         rules = sorted({warning.rule for warning in pending})
         raise GrantNotAcknowledged(

@@ -22,6 +22,7 @@ from svcconf.chat_accounts import managed_guild
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig, to_bitfield
 from svcconf.config.lint import LintWarning, lint_config
+from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
 from svcconf.deploy_engine.plan import DeploymentPlan, PlanItem, plan_deployment
 from svcconf.deploy_engine.preflight import preflight_problems
@@ -173,7 +174,8 @@ def deploy(
     acknowledge: list[str] | None = None,
 ) -> DeploymentView:
     chat_user_id, seen, plan = _checked_plan(user, guild_id, config)
-    caller_rights.require_acknowledged(config, acknowledge or [])
+    as_it_is = export_config(seen.live, seen.live.settings).config
+    caller_rights.require_acknowledged(config, acknowledge or [], as_it_is)
     record = _new_record(
         "deploy",
         user,

@@ -252,6 +252,7 @@ def test_granting_everyone_ban_members_needs_the_rules_acknowledgement(callers: 
     assert [e for e in sandbox_log(carol)[log_size:] if e["method"] in WRITES] == []
     queued = carol.deploy(config, acknowledge=["everyone-permissions-dangerous"])
     assert queued.status_code == 202, queued.text
+    assert "everyone-permissions-dangerous" in {w.get("rule") for w in queued.json()["warnings"]}
     assert carol.finished()["status"] == "succeeded"
     everyone = named(lab_guild(carol)["roles"], "@everyone")
     assert int(everyone["permissions"]) & (1 << 2), json.dumps(everyone)

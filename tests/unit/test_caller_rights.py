@@ -9,6 +9,7 @@ import pytest
 
 from svcconf.caller_rights import (
     CallerMayNot,
+    caller_problems,
     caller_view,
     check_plan,
     hidden_problems,
@@ -294,3 +295,25 @@ def test_what_the_server_already_grants_every_member_needs_no_acknowledgement() 
         require_acknowledged(adding, [], live)
     [detail] = refused.value.details or []
     assert "MENTION_EVERYONE and BAN_MEMBERS" in detail.message
+
+
+def test_the_ai_chats_problems_gather_refusals_hidden_channels_and_dangerous_grants() -> None:
+    lab = Lab()
+    standing = standing_of(lab.live, MANAGER, [lab.managers])
+    view = caller_view(lab.live, standing)
+    config = ServerConfig.model_validate(
+        {
+            "name": "Lab",
+            "everyone_permissions": ["VIEW_CHANNEL", "KICK_MEMBERS"],
+            "channels": [{"name": "general"}, {"name": "staff-secrets"}],
+        }
+    )
+    problems = caller_problems(standing, view, plan_deployment(view.live, config), config)
+    # bob may not create a channel at all, and this one stands hidden from him already
+    assert [(p.field, p.rule) for p in problems] == [
+        ("everyone_permissions", None),
+        ("channels[1]", None),
+        ("channels[1]", None),
+        ("everyone_permissions", "everyone-permissions-dangerous"),
+    ]
+    assert "cannot view" in problems[2].message

@@ -26,6 +26,7 @@ from svcconf.caller_rights.standing import (
     standing_of,
 )
 from svcconf.chat import ChatClient
+from svcconf.config import ServerConfig
 from svcconf.deploy_engine.apply import DeploymentAborted
 from svcconf.deploy_engine.live import LiveGuild
 from svcconf.deploy_engine.steps import DeploymentPlan, category_key, channel_key
@@ -39,6 +40,7 @@ __all__ = [
     "CallerView",
     "NotAMember",
     "as_caller",
+    "caller_problems",
     "caller_view",
     "check_plan",
     "dangerous_grants",
@@ -90,6 +92,15 @@ def hidden_problems(view: CallerView, plan: DeploymentPlan) -> list[FieldError]:
         for item in plan.items
         if item.action == "create" and item.key in hidden_keys
     ]
+
+
+def caller_problems(
+    standing: CallerStanding, view: CallerView, plan: DeploymentPlan, config: ServerConfig
+) -> list[FieldError]:
+    """Everything a deploy of this plan would be refused for the caller's sake, as one list (svcAiChat's
+    `problems`): objects they may not change, channels hidden from them, dangerous grants (with their rule)."""
+    grants = [FieldError(field=w.field, rule=w.rule, message=w.message) for w in dangerous_grants(config)]
+    return [*plan_refusals(standing, view.live, plan), *hidden_problems(view, plan), *grants]
 
 
 def plan_as_caller[T](

@@ -99,7 +99,10 @@ class DeploymentView(BaseModel):
     finished_at: datetime | None = None
     resumes_at: datetime | None = Field(None, description="While `waiting`: when the deployment goes on by itself.")
     wait_reason: str | None = Field(None, description="While `waiting`: why.")
-    warnings: list[QuotaWarning] = Field(default_factory=list, description="deploy: the plan passes the quota.")
+    warnings: list[QuotaWarning | LintWarning] = Field(
+        default_factory=list,
+        description="deploy: the plan passes the quota; the permission-safety lint; channels the caller cannot view.",
+    )
 
 
 class DryRun(BaseModel):
@@ -187,7 +190,8 @@ def deploy(
         # What the user stated, not the schema's defaults: an omitted attribute must stay omitted.
         configuration=config.model_dump(mode="json", exclude_unset=True),
     )
-    warnings = creation_quota.quota_warnings(guild_id, plan, record.created_at)
+    quota = creation_quota.quota_warnings(guild_id, plan, record.created_at)
+    warnings = [*quota, *lint_config(config), *seen.hidden_warnings()]
     _queue(record, mint_for=config)
     metrics.add_metric(name="DeploymentQueued", unit="Count", value=1)
     return view(record).model_copy(update={"warnings": warnings})

@@ -53,7 +53,7 @@ class Lab:
     def refusals(self, caller: str, config: dict[str, Any]) -> dict[str, str]:
         standing = standing_of(self.live, caller, self.roles_of[caller])
         view = caller_view(self.live, standing).live
-        plan = plan_deployment(view, ServerConfig.model_validate({"name": "Lab", **config}))
+        plan = plan_deployment(view, ServerConfig.model_validate({"name": self.live.name, **config}))
         return {refusal.field: refusal.message for refusal in plan_refusals(standing, view, plan)}
 
     def hand_built(self, caller: str, *items: PlanItem, ids: dict[str, str]) -> dict[str, str]:
@@ -208,12 +208,15 @@ def test_a_configuration_naming_a_hidden_channel_is_a_preflight_problem() -> Non
     lab = Lab()
     standing = standing_of(lab.live, MANAGER, [lab.managers])
     view = caller_view(lab.live, standing)
-    plan = plan_deployment(
-        view.live, ServerConfig.model_validate({"name": "Lab", "channels": [{"name": "Staff-Secrets"}]})
-    )
-    [problem] = hidden_problems(view, plan)
+    by_name = ServerConfig.model_validate({"name": "Lab", "channels": [{"name": "Staff-Secrets"}]})
+    [problem] = hidden_problems(view, plan_deployment(view.live, by_name), by_name)
     assert problem.field == "channels[0]"
     assert "cannot view" in problem.message
+    # By its id under another name too: the id is the channel, whatever the configuration calls it
+    by_id = ServerConfig.model_validate(
+        {"name": "Lab", "channels": [{"name": "general", "id": lab.general}, {"name": "x", "id": lab.staff}]}
+    )
+    assert [p.field for p in hidden_problems(view, plan_deployment(view.live, by_id), by_id)] == ["channels[1]"]
 
 
 def test_a_hidden_category_is_kept_in_view_while_it_holds_a_visible_channel() -> None:
@@ -317,3 +320,18 @@ def test_the_ai_chats_problems_gather_refusals_hidden_channels_and_dangerous_gra
         ("everyone_permissions", "everyone-permissions-dangerous"),
     ]
     assert "cannot view" in problems[2].message
+
+
+def test_a_prune_plan_deletes_only_what_the_caller_sees_and_may_delete() -> None:
+    # Given a configuration naming neither channel, When pruned as each caller sees the guild, Then the hidden one
+    # is in no plan, and deleting the visible one needs MANAGE_CHANNELS (named by the channel's name: it has no path)
+    lab = Lab()
+    config = ServerConfig.model_validate({"name": lab.live.name, "roles": LAB_ROLES})
+    for caller, sees_hidden, refused in ((MANAGER, False, True), (HELPER, False, False), (ADMIN, True, False)):
+        standing = standing_of(lab.live, caller, lab.roles_of[caller])
+        view = caller_view(lab.live, standing)
+        plan = plan_deployment(view.live, config, prune=True)
+        deleted = {item.name for item in plan.deletes() if item.kind == "channel"}
+        assert deleted == ({"general", "staff-secrets"} if sees_hidden else {"general"})
+        refusals = {r.field: r.message for r in plan_refusals(standing, view.live, plan)}
+        assert ("you need MANAGE_CHANNELS to delete channel 'general'" in refusals.get("channels", "")) == refused

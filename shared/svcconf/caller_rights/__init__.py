@@ -75,9 +75,15 @@ def check_plan(standing: CallerStanding, view: CallerView, plan: DeploymentPlan)
         )
 
 
-def hidden_problems(view: CallerView, plan: DeploymentPlan) -> list[FieldError]:
-    """Preflight problems: what the plan would create where a channel the caller cannot view already stands (the
-    configuration names it). Deploying it would duplicate or reveal it, so the deploy stops there."""
+def hidden_problems(view: CallerView, plan: DeploymentPlan, config: ServerConfig) -> list[FieldError]:
+    """Preflight problems: a configuration that names a channel the caller cannot view, by its id or by what the
+    plan would create where it stands (its name, type and category). Deploying it would duplicate or reveal it."""
+    hidden_ids = {channel.id for channel in view.hidden}
+    problems = [
+        FieldError(field=field, message="names a channel you cannot view in this server: leave it out")
+        for field, object_id in _configured_ids(config)
+        if object_id in hidden_ids
+    ]
     full = {channel.id: channel for channel in [*view.live.channels, *view.hidden]}
     hidden_keys = set()
     for channel in view.hidden:
@@ -87,11 +93,23 @@ def hidden_problems(view: CallerView, plan: DeploymentPlan) -> list[FieldError]:
             continue
         parent = full.get(channel.parent_id or "")
         hidden_keys.add(channel_key(category_key(parent.name or "") if parent else None, channel.type, name))
-    return [
+    named = {problem.field for problem in problems}
+    problems += [
         FieldError(field=item.field, message="names a channel you cannot view in this server: leave it out")
         for item in plan.items
-        if item.action == "create" and item.key in hidden_keys
+        if item.action == "create" and item.key in hidden_keys and item.field not in named
     ]
+    return problems
+
+
+def _configured_ids(config: ServerConfig) -> list[tuple[str, str | None]]:
+    """Each category's and channel's configuration path with the id it names (if any)."""
+    found: list[tuple[str, str | None]] = []
+    for c, category in enumerate(config.categories):
+        found.append((f"categories[{c}]", category.id))
+        found += [(f"categories[{c}].channels[{n}]", channel.id) for n, channel in enumerate(category.channels)]
+    found += [(f"channels[{n}]", channel.id) for n, channel in enumerate(config.channels)]
+    return found
 
 
 def caller_problems(
@@ -100,7 +118,7 @@ def caller_problems(
     """Everything a deploy of this plan would be refused for the caller's sake, as one list (svcAiChat's
     `problems`): objects they may not change, channels hidden from them, dangerous grants (with their rule)."""
     grants = [FieldError(field=w.field, rule=w.rule, message=w.message) for w in dangerous_grants(config)]
-    return [*plan_refusals(standing, view.live, plan), *hidden_problems(view, plan), *grants]
+    return [*plan_refusals(standing, view.live, plan), *hidden_problems(view, plan, config), *grants]
 
 
 def plan_as_caller[T](

@@ -17,7 +17,15 @@ from svcconf.caller_rights.standing import CallerStanding
 from svcconf.chat import Channel, Role
 from svcconf.config import EVERYONE, PERMISSION_BITS, from_bitfield
 from svcconf.deploy_engine.live import LiveGuild
-from svcconf.deploy_engine.steps import ChannelStep, DeploymentPlan, PlanItem, ReorderRoles, RoleStep, role_key
+from svcconf.deploy_engine.steps import (
+    KIND_GROUPS,
+    ChannelStep,
+    DeploymentPlan,
+    PlanItem,
+    ReorderRoles,
+    RoleStep,
+    role_key,
+)
 from svcconf.errors import FieldError
 
 MANAGE_ROLES = 1 << PERMISSION_BITS["MANAGE_ROLES"]
@@ -28,10 +36,10 @@ EVERYONE_ROLE_KEY = role_key(EVERYONE)
 
 @dataclass(frozen=True)
 class Refusal:
-    """One reason the platform would refuse the caller one object: `field` the most precise path, `object_field`
-    the object's own (the configuration path of its plan item)."""
+    """One reason the platform would refuse the caller one object: `obj` the object's plan key (its reasons are
+    joined), `field` the most precise configuration path."""
 
-    object_field: str
+    obj: str
     field: str
     message: str
 
@@ -42,7 +50,7 @@ def plan_refusals(standing: CallerStanding, live: LiveGuild, plan: DeploymentPla
         return []
     by_object: dict[str, list[Refusal]] = {}
     for refusal in [*_item_refusals(standing, live, plan), *_step_refusals(standing, live, plan)]:
-        by_object.setdefault(refusal.object_field, []).append(refusal)
+        by_object.setdefault(refusal.obj, []).append(refusal)
     return [
         FieldError(field=refusals[0].field, message="; ".join(dict.fromkeys(r.message for r in refusals)))
         for refusals in by_object.values()
@@ -63,7 +71,12 @@ def _item_refusals(standing: CallerStanding, live: LiveGuild, plan: DeploymentPl
         elif item.kind == "overwrite":
             yield from _overwrite_item(standing, live, plan, item)
         elif not standing.holds(MANAGE_GUILD):  # settings, the server's name among them
-            yield Refusal(item.field, item.field, "you need MANAGE_GUILD to change the server's settings and name")
+            yield Refusal(item.key, item.field, "you need MANAGE_GUILD to change the server's settings and name")
+
+
+def _where(item: PlanItem) -> str:
+    """The item's configuration path; a delete of an object the configuration does not name has none: its group."""
+    return item.field or KIND_GROUPS[item.kind]
 
 
 def _object_id(plan: DeploymentPlan, item: PlanItem) -> str | None:
@@ -80,21 +93,22 @@ def _live_role(live: LiveGuild, plan: DeploymentPlan, item: PlanItem) -> Role | 
 
 def _role_item(standing: CallerStanding, live: LiveGuild, plan: DeploymentPlan, item: PlanItem) -> Iterator[Refusal]:
     if not standing.holds(MANAGE_ROLES):
-        yield Refusal(item.field, item.field, "you need MANAGE_ROLES to create, change, reorder or delete roles")
+        yield Refusal(item.key, _where(item), "you need MANAGE_ROLES to create, change, reorder or delete roles")
         return
     role = _live_role(live, plan, item)
     if role is not None and not role.is_everyone(live.id) and not standing.outranks(role):
-        yield Refusal(item.field, item.field, f"role '{role.name}' is not below your highest role")
+        yield Refusal(item.key, _where(item), f"role '{role.name}' is not below your highest role")
 
 
 def _channel_item(standing: CallerStanding, live: LiveGuild, plan: DeploymentPlan, item: PlanItem) -> Iterator[Refusal]:
     channel = live.channel(_object_id(plan, item))
     if item.action != "create" and channel is None:
         # Matched in the full guild but not in the caller's view: it does not exist for them.
-        yield Refusal(item.field, item.field, "names a channel you cannot view in this server")
+        yield Refusal(item.key, _where(item), "names a channel you cannot view in this server")
         return
     if not _permissions_where(standing, live, channel) & MANAGE_CHANNELS:
-        yield Refusal(item.field, item.field, f"you need MANAGE_CHANNELS to {item.action} this {item.kind}")
+        what = f"{item.kind} '{item.name}'" if not item.field else f"this {item.kind}"
+        yield Refusal(item.key, _where(item), f"you need MANAGE_CHANNELS to {item.action} {what}")
 
 
 def _overwrite_item(
@@ -102,7 +116,7 @@ def _overwrite_item(
 ) -> Iterator[Refusal]:
     channel = live.channel(plan.ids.get(item.owner or ""))
     if not _permissions_where(standing, live, channel) & MANAGE_ROLES:
-        yield Refusal(item.field, item.field, "you need MANAGE_ROLES (Manage Permissions) to change overwrites there")
+        yield Refusal(item.key, _where(item), "you need MANAGE_ROLES (Manage Permissions) to change overwrites there")
 
 
 def _permissions_where(standing: CallerStanding, live: LiveGuild, channel: Channel | None) -> int:
@@ -122,7 +136,7 @@ def _step_refusals(standing: CallerStanding, live: LiveGuild, plan: DeploymentPl
             missing = from_bitfield(new & ~old & ~standing.permissions)  # a role may keep what the caller lacks
             if missing:
                 field = step.field if step.field == "everyone_permissions" else f"{step.field}.permissions"
-                yield Refusal(step.field, field, f"you do not hold {', '.join(missing)}")
+                yield Refusal(step.key, field, f"you do not hold {', '.join(missing)}")
         elif isinstance(step, ChannelStep):
             yield from _overwrite_grants(standing, live, plan, step)
         elif isinstance(step, ReorderRoles):
@@ -141,7 +155,8 @@ def _overwrite_grants(
         changed = (spec.allow ^ old_allow) | (spec.deny ^ old_deny)
         missing = from_bitfield(changed & ~held)
         if missing:
-            yield Refusal(spec.field, spec.field, f"you do not hold {', '.join(missing)} there")
+            obj = f"overwrite:{step.key}:{spec.target}"
+            yield Refusal(obj, spec.field, f"you do not hold {', '.join(missing)} there")
 
 
 def _reorder_refusals(
@@ -150,18 +165,23 @@ def _reorder_refusals(
     """A role moves only from and to below the caller's highest role; compared after the plan's creations, which
     the platform puts at the bottom (so every existing role is one place higher per created role)."""
     if not standing.holds(MANAGE_ROLES):
-        yield Refusal(step.field, step.field, "you need MANAGE_ROLES to create, change, reorder or delete roles")
+        yield Refusal(step.key, step.field, "you need MANAGE_ROLES to create, change, reorder or delete roles")
         return
     roles = {role.id: role for role in live.roles}
     created = sum(1 for entry in step.positions if entry.ref not in roles)
     ceiling = standing.top_position + created
-    field_of = {plan.ids.get(item.key, item.key): item.field for item in plan.items if item.kind == "role"}
+    item_of = {plan.ids.get(item.key, item.key): item for item in plan.items if item.kind == "role"}
     for entry in step.positions:
         role = roles.get(entry.ref)
         before = role.position + created if role is not None else 0
         if before == entry.position:
             continue
         if max(before, entry.position) >= ceiling:
-            field = field_of.get(entry.ref, step.field)
+            item = item_of.get(entry.ref)
+            field = _where(item) if item is not None else step.field
             name = role.name if role is not None else "a new role"
-            yield Refusal(field, f"{field}.position", f"cannot move {name}: only roles below your highest role move")
+            yield Refusal(
+                item.key if item is not None else entry.ref,
+                f"{field}.position",
+                f"cannot move {name}: only roles below your highest role move",
+            )

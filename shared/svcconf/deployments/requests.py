@@ -17,15 +17,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from svcconf import caller_rights, codes
 from svcconf.auth import BearerUser
 from svcconf.caller_rights import CallerView
-from svcconf.chat import UnknownGuild, get_chat_client
+from svcconf.chat import ChatError, UnknownGuild, get_chat_client
 from svcconf.chat_accounts import managed_guild
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig, to_bitfield
 from svcconf.config.lint import LintWarning, lint_config
 from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
+from svcconf.deploy_engine.matching import with_ids
 from svcconf.deploy_engine.plan import DeploymentPlan, PlanItem, plan_deployment
 from svcconf.deploy_engine.preflight import preflight_problems
+from svcconf.deploy_engine.prune import deletion_warnings
 from svcconf.deployments import quota as creation_quota
 from svcconf.deployments.common import LOCK_SECONDS, deployment_repository, job_of, planned_steps
 from svcconf.deployments.quota import QuotaWarning
@@ -66,6 +68,12 @@ class PreflightFailed(Conflict):
     default_message = "The deployment cannot work in this server as it is."
 
 
+class PlanNotConfirmed(Conflict):
+    default_message = (
+        "This deploy deletes objects: send `confirm` with the `plan_id` of the plan you saw (a dry run with `prune`)."
+    )
+
+
 class NoDeployment(NotFound):
     default_message = "No deployment of this project by you was found."
 
@@ -103,6 +111,11 @@ class DeploymentView(BaseModel):
         default_factory=list,
         description="deploy: the plan passes the quota; the permission-safety lint; channels the caller cannot view.",
     )
+    config: ServerConfig | None = Field(
+        None,
+        description="info, once a deploy has finished: the configuration as deployed, with the id of every object it"
+        " matched or created.",
+    )
 
 
 class DryRun(BaseModel):
@@ -113,6 +126,7 @@ class DryRun(BaseModel):
     status: Literal["planned"] = Field("planned", description="A dry run changes nothing: it is only a plan.")
     steps: Steps
     plan: list[PlanItem]
+    plan_id: str = Field(description="The plan's digest: a deploy whose plan deletes sends it back as `confirm`.")
     warnings: list[QuotaWarning | LintWarning]
 
 
@@ -145,13 +159,15 @@ def _live_guild(guild_id: str, config: ServerConfig | None) -> LiveGuild:
         raise BotNotInGuild(install_url=install_url(guild_id, config)) from missing
 
 
-def _checked_plan(user: BearerUser, guild_id: str, config: ServerConfig) -> tuple[str, CallerView, DeploymentPlan]:
+def _checked_plan(
+    user: BearerUser, guild_id: str, config: ServerConfig, *, prune: bool
+) -> tuple[str, CallerView, DeploymentPlan]:
     """Who may deploy here, the guild as they see it, and a plan the platform will accept from the bot and would
     accept from them in its own client: else 403, 409."""
     chat_user_id, _ = managed_guild(user, guild_id)
     standing, seen = caller_rights.as_caller(get_chat_client(), _live_guild(guild_id, config), chat_user_id)
-    plan = plan_deployment(seen.live, config)
-    problems = [*preflight_problems(seen.live, plan), *caller_rights.hidden_problems(seen, plan)]
+    plan = plan_deployment(seen.live, config, prune=prune)
+    problems = [*preflight_problems(seen.live, plan), *caller_rights.hidden_problems(seen, plan, config)]
     if problems:
         noun = "problem" if len(problems) == 1 else "problems"
         raise PreflightFailed(
@@ -161,11 +177,26 @@ def _checked_plan(user: BearerUser, guild_id: str, config: ServerConfig) -> tupl
     return chat_user_id, seen, plan
 
 
-def dry_run(user: BearerUser, guild_id: str, config: ServerConfig) -> DryRun:
-    _, seen, plan = _checked_plan(user, guild_id, config)
+def dry_run(user: BearerUser, guild_id: str, config: ServerConfig, *, prune: bool = False) -> DryRun:
+    _, seen, plan = _checked_plan(user, guild_id, config, prune=prune)
     quota = creation_quota.quota_warnings(guild_id, plan, utc_now())
-    warnings = [*quota, *lint_config(config), *seen.hidden_warnings()]
-    return DryRun(steps=planned_steps(plan), plan=plan.items, warnings=warnings)
+    return DryRun(
+        steps=planned_steps(plan),
+        plan=plan.items,
+        plan_id=plan.plan_id,
+        warnings=[*quota, *plan_warnings(plan), *lint_config(config), *seen.hidden_warnings()],
+    )
+
+
+def plan_warnings(plan: DeploymentPlan) -> list[LintWarning]:
+    """What the plan keeps that a prune would have deleted, what it deletes, and who holds each role it deletes."""
+    counts = None
+    if any(item.kind == "role" for item in plan.deletes()):
+        try:
+            counts = get_chat_client().role_member_counts(plan.guild_id)
+        except ChatError:
+            logger.warning("the platform's role member counts could not be read")  # the warning says "unknown"
+    return [*plan.warnings, *deletion_warnings(plan.items, counts)]
 
 
 def deploy(
@@ -174,11 +205,19 @@ def deploy(
     project_id: str,
     project_name: str,
     config: ServerConfig,
+    *,
+    prune: bool = False,
+    confirm: str | None = None,
     acknowledge: list[str] | None = None,
 ) -> DeploymentView:
-    chat_user_id, seen, plan = _checked_plan(user, guild_id, config)
+    chat_user_id, seen, plan = _checked_plan(user, guild_id, config, prune=prune)
     as_it_is = export_config(seen.live, seen.live.settings).config
     caller_rights.require_acknowledged(config, acknowledge or [], as_it_is)
+    if plan.deletes() and confirm != plan.plan_id:
+        message = None if confirm is None else "The server changed since that plan: confirm the current plan_id."
+        raise PlanNotConfirmed(
+            message, plan=[item.model_dump(mode="json") for item in plan.items], plan_id=plan.plan_id
+        )
     record = _new_record(
         "deploy",
         user,
@@ -187,8 +226,10 @@ def deploy(
         project_name,
         seen.live,
         steps=planned_steps(plan),
-        # What the user stated, not the schema's defaults: an omitted attribute must stay omitted.
-        configuration=config.model_dump(mode="json", exclude_unset=True),
+        # What the user stated, not the schema's defaults: an omitted attribute must stay omitted; with the ids
+        # of what the plan matched, so `info` can answer every id once the worker adds what it created.
+        configuration=with_ids(config, plan.ids).model_dump(mode="json", exclude_unset=True),
+        confirmed_deletes=[item.id for item in plan.deletes() if item.id] if prune else None,
     )
     quota = creation_quota.quota_warnings(guild_id, plan, record.created_at)
     warnings = [*quota, *lint_config(config), *seen.hidden_warnings()]
@@ -312,4 +353,12 @@ def view(record: DeploymentRecord, deployment_code: str | None = None) -> Deploy
         finished_at=record.finished_at,
         resumes_at=record.resumes_at,
         wait_reason=record.wait_reason,
+        config=deployed_config(record),
     )
+
+
+def deployed_config(record: DeploymentRecord) -> ServerConfig | None:
+    """A finished deploy's configuration with the ids it matched (stored with the request) and created (journaled)."""
+    if record.kind != "deploy" or not record.finished or record.configuration is None:
+        return None
+    return with_ids(ServerConfig.model_validate(record.configuration), record.journal_created)

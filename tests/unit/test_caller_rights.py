@@ -16,13 +16,14 @@ from svcconf.caller_rights import (
     plan_refusals,
     require_acknowledged,
     standing_of,
+    within_reach,
 )
 from svcconf.caller_rights.grants import GrantNotAcknowledged, dangerous_grants
 from svcconf.config import ServerConfig, to_bitfield
 from svcconf.config.lint import DANGEROUS_PERMISSIONS
 from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.plan import plan_deployment
-from svcconf.deploy_engine.steps import DeploymentPlan, PlanItem, channel_key, role_key
+from svcconf.deploy_engine.steps import DeleteStep, DeploymentPlan, PlanItem, channel_key, role_key
 from tests.helpers.live_guilds import GUILD_ID, GuildBuilder, overwrite
 
 OWNER, ADMIN, MANAGER, HELPER = (
@@ -335,3 +336,21 @@ def test_a_prune_plan_deletes_only_what_the_caller_sees_and_may_delete() -> None
         assert deleted == ({"general", "staff-secrets"} if sees_hidden else {"general"})
         refusals = {r.field: r.message for r in plan_refusals(standing, view.live, plan)}
         assert ("you need MANAGE_CHANNELS to delete channel 'general'" in refusals.get("channels", "")) == refused
+
+
+def test_a_prune_keeps_roles_at_or_above_the_callers_highest_with_a_warning() -> None:
+    # Given a configuration naming only Helpers, When the low manager prunes, Then the roles above them are kept
+    # (warned), not refused; the administrator's prune deletes those below Admins and keeps Admins
+    lab = Lab()
+    config = ServerConfig.model_validate(
+        {"name": lab.live.name, "roles": [role("Helpers", "MANAGE_ROLES", "MANAGE_CHANNELS", "VIEW_CHANNEL")]}
+    )
+    for caller, deleted in ((HELPER, set()), (ADMIN, {"Managers", "Members"})):
+        standing = standing_of(lab.live, caller, lab.roles_of[caller])
+        view = caller_view(lab.live, standing)
+        plan = within_reach(standing, view, plan_deployment(view.live, config, prune=True))
+        assert {item.name for item in plan.deletes() if item.kind == "role"} == deleted
+        assert {s.name for s in plan.steps if isinstance(s, DeleteStep) and s.kind == "role"} == deleted
+        kept = {w.message for w in plan.warnings if w.rule == "kept"}
+        assert "role 'Admins' is kept: it is not below your highest role" in kept  # the top of both callers
+        assert [r for r in plan_refusals(standing, view.live, plan) if r.field == "roles"] == []

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from svcconf.caller_rights.checks import MANAGE_GUILD, plan_refusals
+from svcconf.caller_rights.checks import MANAGE_GUILD, MANAGE_ROLES, plan_refusals
 from svcconf.caller_rights.grants import DANGEROUS_GRANT_RULES, dangerous_grants, require_acknowledged
 from svcconf.caller_rights.standing import (
     HIDDEN_CHANNELS_RULE,
@@ -26,10 +26,10 @@ from svcconf.caller_rights.standing import (
     standing_of,
 )
 from svcconf.chat import ChatClient
-from svcconf.config import ServerConfig
+from svcconf.config import LintWarning, ServerConfig
 from svcconf.deploy_engine.apply import DeploymentAborted
 from svcconf.deploy_engine.live import LiveGuild
-from svcconf.deploy_engine.steps import DeploymentPlan, category_key, channel_key
+from svcconf.deploy_engine.steps import DeleteStep, DeploymentPlan, category_key, channel_key
 from svcconf.errors import FieldError, Forbidden
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "read_standing",
     "require_acknowledged",
     "standing_of",
+    "within_reach",
 ]
 
 
@@ -61,6 +62,32 @@ def as_caller(client: ChatClient, live: LiveGuild, chat_user_id: str) -> tuple[C
     """The caller's standing, read now, and the guild as they see it."""
     standing = read_standing(client, live, chat_user_id)
     return standing, caller_view(live, standing)
+
+
+def within_reach(standing: CallerStanding, view: CallerView, plan: DeploymentPlan) -> DeploymentPlan:
+    """A pruning plan never deletes a role at or above the caller's highest: it keeps it with a warning, as it keeps
+    one above the bot's (a caller without MANAGE_ROLES is refused every role delete by `check_plan` instead)."""
+    if standing.owner or not standing.holds(MANAGE_ROLES):
+        return plan
+    roles = {role.id: role for role in view.live.roles}
+    above = {
+        item.key: roles[item.id].name
+        for item in plan.deletes()
+        if item.kind == "role" and item.id in roles and not standing.outranks(roles[item.id])
+    }
+    if not above:
+        return plan
+    kept = [
+        LintWarning(field="roles", rule="kept", message=f"role '{name}' is kept: it is not below your highest role")
+        for name in above.values()
+    ]
+    return plan.model_copy(
+        update={
+            "items": [item for item in plan.items if not (item.action == "delete" and item.key in above)],
+            "steps": [step for step in plan.steps if not (isinstance(step, DeleteStep) and step.key in above)],
+            "warnings": [*plan.warnings, *kept],
+        }
+    )
 
 
 def check_plan(standing: CallerStanding, view: CallerView, plan: DeploymentPlan) -> None:
@@ -134,6 +161,7 @@ def plan_as_caller[T](
         raise DeploymentAborted("The person who asked for this deployment no longer manages the server.")
     view = caller_view(live, standing)
     plan, extra = planner(view.live)
+    plan = within_reach(standing, view, plan)
     refusals = plan_refusals(standing, view.live, plan)
     if refusals:
         reasons = "; ".join(f"{refusal.field}: {refusal.message}" for refusal in refusals)

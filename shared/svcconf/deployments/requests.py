@@ -166,7 +166,7 @@ def _checked_plan(
     accept from them in its own client: else 403, 409."""
     chat_user_id, _ = managed_guild(user, guild_id)
     standing, seen = caller_rights.as_caller(get_chat_client(), _live_guild(guild_id, config), chat_user_id)
-    plan = plan_deployment(seen.live, config, prune=prune)
+    plan = caller_rights.within_reach(standing, seen, plan_deployment(seen.live, config, prune=prune))
     problems = [*preflight_problems(seen.live, plan), *caller_rights.hidden_problems(seen, plan, config)]
     if problems:
         noun = "problem" if len(problems) == 1 else "problems"

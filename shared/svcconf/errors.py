@@ -5,12 +5,13 @@ from __future__ import annotations
 from http import HTTPStatus
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class FieldError(BaseModel):
     field: str
     message: str
+    rule: str | None = Field(None, description="The lint rule that found it, when `acknowledge` may name it.")
 
 
 class ErrorBody(BaseModel):

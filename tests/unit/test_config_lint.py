@@ -151,13 +151,13 @@ CASES = (
         "channel-role-overwrite-drops-the-category-allow",
         "category-view-dropped",
         server(
-            roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR"]}, MODS],
+            roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR"]}, MODS, MEMBERS],
             categories=[staff_category({"role": "Mods", "deny": ["SEND_MESSAGES"]})],
         ),
         "categories[0].channels[0].overwrites[0].allow",
         ("role 'Mods'", "channel 'mod-chat'", "add VIEW_CHANNEL to its allow list"),
         server(
-            roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR"]}, MODS],
+            roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR"]}, MODS, MEMBERS],
             categories=[staff_category({"role": "Mods", "allow": ["VIEW_CHANNEL"], "deny": ["SEND_MESSAGES"]})],
         ),
     ),
@@ -200,7 +200,7 @@ CASES = (
         server(everyone_permissions=["VIEW_CHANNEL", "MANAGE_CHANNELS", "MENTION_EVERYONE"]),
         "everyone_permissions",
         ("MANAGE_CHANNELS and MENTION_EVERYONE", "remove them from everyone_permissions"),
-        server(everyone_permissions=["VIEW_CHANNEL", "SEND_MESSAGES", "MANAGE_MESSAGES"]),
+        server(everyone_permissions=["VIEW_CHANNEL", "SEND_MESSAGES", "ATTACH_FILES"]),
     ),
     Case(
         "system-channel-in-a-private-category",

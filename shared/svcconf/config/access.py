@@ -6,14 +6,20 @@ OR the holder's roles; the owner and ADMINISTRATOR hold everything; then in a ch
 then allow), the holder's role overwrites (all their denies, then all their allows), a member overwrite (deny, then
 allow); then the implicit rules: without VIEW_CHANNEL nothing else, without SEND_MESSAGES none of what sending
 carries, and in a voice channel without CONNECT none of the voice permissions.
+
+`effective_access` applies it to a whole server, per category or channel and per role (a holder of that role and
+@everyone; @everyone alone too): `config_access` reads a configuration, the deploy engine's `guild_access` a live
+guild or a template, and `access_differences` names what differs, so "the deploy did what the configuration says"
+is one comparison (docs/05-deploy-engine.md, "Exact access").
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from svcconf.config.permissions import ALL_PERMISSIONS, PERMISSION_BITS
+from svcconf.config.permissions import ALL_PERMISSIONS, CHANNEL_TYPES, PERMISSION_BITS, from_bitfield, to_bitfield
+from svcconf.config.schema import EVERYONE, Channel, Overwrite, ServerConfig, platform_channel_name
 
 
 def _bits(*names: str) -> int:
@@ -24,6 +30,9 @@ ADMINISTRATOR_BIT = _bits("ADMINISTRATOR")
 VIEW_CHANNEL_BIT = _bits("VIEW_CHANNEL")
 SEND_MESSAGES_BIT = _bits("SEND_MESSAGES")
 CONNECT_BIT = _bits("CONNECT")
+# What a configuration that leaves @everyone's permissions as the guild has them is assumed to give: viewing (the
+# platform's default for a new server), nothing more.
+DEFAULT_EVERYONE_PERMISSIONS = VIEW_CHANNEL_BIT
 # What a text channel's sender permissions carry: lost with SEND_MESSAGES.
 NEEDS_SEND_MESSAGES = _bits("MENTION_EVERYONE", "SEND_TTS_MESSAGES", "ATTACH_FILES", "EMBED_LINKS")
 # What a voice channel's connection carries: lost with CONNECT.
@@ -85,3 +94,94 @@ def implicit(permissions: int, *, voice: bool) -> int:
     if voice and not permissions & CONNECT_BIT:
         permissions &= ~NEEDS_CONNECT
     return permissions
+
+
+# --- Who can do what, channel by channel and role by role ---------------------------------------------------------
+
+VOICE_TYPES = frozenset({CHANNEL_TYPES["voice"], CHANNEL_TYPES["stage"]})
+_KIND_NAMES = {number: kind for kind, number in CHANNEL_TYPES.items()}
+
+Access = dict[tuple[str, str], int]
+"""(place, holder) -> what the holder may do there: a place is a category or channel (`place_label`), a holder is
+@everyone alone or one role with @everyone."""
+
+
+@dataclass(frozen=True)
+class Place:
+    """A category or channel as `effective_access` reads it: its label and its overwrites by role name."""
+
+    label: str
+    voice: bool
+    overwrites: dict[str, OverwriteBits]
+
+
+def place_label(channel_type: int, name: str, category: str | None = None) -> str:
+    """How access names a category or channel, the same for a configuration and a guild: by the name the platform
+    stores, its type, and its category's name."""
+    label = f"{_KIND_NAMES.get(channel_type, f'type {channel_type}')} '{platform_channel_name(name, channel_type)}'"
+    return label if category is None else f"{label} in category '{category}'"
+
+
+def effective_access(everyone: int, roles: dict[str, int], places: Iterable[Place]) -> Access:
+    """What @everyone alone, and each role with @everyone, may do in each place: the platform's order, from the
+    server-wide permissions (@everyone's base, each role's by name) and each place's overwrites by role name."""
+    holders = {EVERYONE: guild_permissions(everyone, ())}
+    holders |= {name: guild_permissions(everyone, (permissions,)) for name, permissions in roles.items()}
+    access: Access = {}
+    for place in places:
+        everyone_overwrite = place.overwrites.get(EVERYONE)
+        for holder, base in holders.items():
+            own = place.overwrites.get(holder) if holder != EVERYONE else None
+            roles_overwrites = (own,) if own is not None else ()
+            access[place.label, holder] = channel_permissions(
+                base, everyone_overwrite, roles_overwrites, voice=place.voice
+            )
+    return access
+
+
+def _overwrite_bits(overwrites: Iterable[Overwrite]) -> dict[str, OverwriteBits]:
+    return {o.role: OverwriteBits(int(to_bitfield(o.allow)), int(to_bitfield(o.deny))) for o in overwrites}
+
+
+def config_access(config: ServerConfig, everyone_default: int = DEFAULT_EVERYONE_PERMISSIONS) -> Access:
+    """Who can do what on the server a configuration describes. A channel's overwrites are its category's with its
+    own replacing them role by role (what a deploy writes); @everyone's base is `everyone_permissions`, or
+    `everyone_default` (what the guild has) when the configuration leaves them as they are."""
+    everyone = (
+        everyone_default if config.everyone_permissions is None else int(to_bitfield(config.everyone_permissions))
+    )
+    roles = {role.name: int(to_bitfield(role.permissions)) for role in config.roles}
+
+    def places() -> Iterator[Place]:
+        category_type = CHANNEL_TYPES["category"]
+        for category in config.categories:
+            inherited = _overwrite_bits(category.overwrites)
+            yield Place(place_label(category_type, category.name), False, inherited)
+            for channel in category.channels:
+                yield _config_place(channel, category.name, inherited)
+        for channel in config.channels:
+            yield _config_place(channel, None, {})
+
+    return effective_access(everyone, roles, places())
+
+
+def _config_place(channel: Channel, category: str | None, inherited: dict[str, OverwriteBits]) -> Place:
+    channel_type = CHANNEL_TYPES[channel.type]
+    overwrites = inherited | _overwrite_bits(channel.overwrites)
+    return Place(place_label(channel_type, channel.name, category), channel_type in VOICE_TYPES, overwrites)
+
+
+def access_differences(expected: Access, actual: Access) -> list[str]:
+    """Each place and holder whose permissions differ, naming the permissions gained and lost (empty: the same)."""
+    differences = []
+    for place, holder in sorted(expected.keys() | actual.keys()):
+        if (place, holder) not in actual or (place, holder) not in expected:
+            side = "expected only" if (place, holder) not in actual else "found only"
+            differences.append(f"{place}, {holder}: {side}")
+            continue
+        wanted, found = expected[place, holder], actual[place, holder]
+        if wanted != found:
+            gained, lost = from_bitfield(found & ~wanted), from_bitfield(wanted & ~found)
+            said = [f"gains {', '.join(gained)}"] * bool(gained) + [f"loses {', '.join(lost)}"] * bool(lost)
+            differences.append(f"{place}, {holder}: {'; '.join(said)}")
+    return differences

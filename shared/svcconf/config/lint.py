@@ -4,17 +4,13 @@
 check), so adding a rule is adding a record; warnings come in the rules' order, then the configuration's order.
 The function is pure and cheap: the deploy's dry run and the AI chat call it on every request.
 
-Who can view a channel follows the platform's effective-permission order (docs/04-chat-platform.md), under these
-assumptions:
-- a channel's overwrites are its category's, with the channel's own replacing them role by role (the deploy sends
-  them that way), so a channel's @everyone overwrite drops its category's @everyone overwrite entirely;
-- @everyone's server-wide permissions are `everyone_permissions`, or include VIEW_CHANNEL (the platform's default)
-  when the configuration leaves them out;
-- a role's base is @everyone's plus its own permissions, and a role with ADMINISTRATOR sees every channel;
-- then the @everyone overwrite applies (deny, then allow), then the role's own overwrite (deny, then allow);
-- the server owner (who sees everything) and member overwrites are outside the configuration and not modelled.
-So a channel is visible when @everyone can view it, when any role has ADMINISTRATOR, or when any role can view it
-by its base or its overwrite; a role's own VIEW_CHANNEL cannot undo an @everyone overwrite's deny.
+Who can view a channel is the platform's effective-permission order, computed once for the whole configuration by
+`config_access` (svcconf/config/access.py): a channel's overwrites are its category's with its own replacing them
+role by role (what the deploy writes), @everyone's base is `everyone_permissions` (VIEW_CHANNEL, the platform's
+default, when the configuration leaves them out), and a channel is visible when @everyone alone or a holder of one
+role can view it. The server owner (who sees everything) and member overwrites are outside the configuration.
+A neutral overwrite (nothing allowed or denied) is how a configuration says a channel keeps none of its category's
+overwrite for a role: no rule asks to fill it in.
 """
 
 from __future__ import annotations
@@ -24,6 +20,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from svcconf.config.access import VIEW_CHANNEL_BIT, Access, config_access, place_label
 from svcconf.config.permissions import ADMINISTRATOR, CHANNEL_TYPES
 from svcconf.config.schema import EVERYONE, Category, Channel, Overwrite, ServerConfig, platform_channel_name
 from svcconf.errors import field_path
@@ -87,28 +84,6 @@ def _describe(channel: Channel, category: Category | None) -> str:
 
 def _everyone_overwrite(overwrites: list[Overwrite]) -> tuple[int, Overwrite] | None:
     return next(((index, o) for index, o in enumerate(overwrites) if o.role == EVERYONE), None)
-
-
-def _merged_overwrites(channel: Channel, category: Category | None) -> dict[str, Overwrite]:
-    """A channel's overwrites as the deploy sends them: its category's, its own replacing them role by role."""
-    overwrites = {o.role: o for o in category.overwrites} if category else {}
-    overwrites.update((o.role, o) for o in channel.overwrites)
-    return overwrites
-
-
-def _views(base: bool, *overwrites: Overwrite | None) -> bool:
-    """VIEW_CHANNEL after the base, then each overwrite in order (deny, then allow)."""
-    for overwrite in overwrites:
-        if overwrite is not None and VIEW_CHANNEL in overwrite.deny:
-            base = False
-        if overwrite is not None and VIEW_CHANNEL in overwrite.allow:
-            base = True
-    return base
-
-
-def _everyone_base_views(config: ServerConfig) -> bool:
-    granted = config.everyone_permissions
-    return granted is None or VIEW_CHANNEL in granted or ADMINISTRATOR in granted
 
 
 def _listing(names: Sequence[str]) -> str:
@@ -188,7 +163,8 @@ def _category_view_dropped(config: ServerConfig) -> Iterator[Finding]:
         for n, channel in enumerate(category.channels):
             for index, overwrite in enumerate(channel.overwrites):
                 verb = view.get(overwrite.role)
-                if verb is None or VIEW_CHANNEL in overwrite.allow or VIEW_CHANNEL in overwrite.deny:
+                neutral = not (overwrite.allow or overwrite.deny)  # dropping the category's is what it is for
+                if verb is None or neutral or VIEW_CHANNEL in overwrite.allow or VIEW_CHANNEL in overwrite.deny:
                     continue
                 everyone = overwrite.role == EVERYONE
                 target = EVERYONE if everyone else f"role '{overwrite.role}'"
@@ -201,18 +177,20 @@ def _category_view_dropped(config: ServerConfig) -> Iterator[Finding]:
                 )
 
 
+def _label(channel: Channel, category: Category | None) -> str:
+    return place_label(CHANNEL_TYPES[channel.type], channel.name, category.name if category else None)
+
+
+def _anyone_views(access: Access, holders: list[str], label: str) -> bool:
+    """Whether @everyone alone, or a holder of one of the roles, can view the place."""
+    return any(access[label, holder] & VIEW_CHANNEL_BIT for holder in holders)
+
+
 def _channel_nobody_can_view(config: ServerConfig) -> Iterator[Finding]:
-    if any(ADMINISTRATOR in role.permissions for role in config.roles):
-        return  # administrators see every channel
-    everyone_base = _everyone_base_views(config)
+    access = config_access(config)
+    holders = [EVERYONE, *(role.name for role in config.roles)]
     for loc, channel, category in _channels(config):
-        overwrites = _merged_overwrites(channel, category)
-        everyone = overwrites.get(EVERYONE)
-        viewers = _views(everyone_base, everyone) or any(
-            _views(everyone_base or VIEW_CHANNEL in role.permissions, everyone, overwrites.get(role.name))
-            for role in config.roles
-        )
-        if not viewers:
+        if not _anyone_views(access, holders, _label(channel, category)):
             yield (
                 field_path((*loc, "overwrites")),
                 f"No one but the server owner can see {_describe(channel, category)}: @everyone cannot view it "
@@ -238,7 +216,7 @@ def _system_channel_hidden(config: ServerConfig) -> Iterator[Finding]:
     text = CHANNEL_TYPES["text"]
     for _, channel, category in _channels(config):
         if channel.type == "text" and platform_channel_name(channel.name, text) == platform_channel_name(name, text):
-            if not _views(_everyone_base_views(config), _merged_overwrites(channel, category).get(EVERYONE)):
+            if not config_access(config)[_label(channel, category), EVERYONE] & VIEW_CHANNEL_BIT:
                 yield (
                     "settings.system_channel",
                     f"The system channel, {_describe(channel, category)}, is hidden from @everyone, so new members "

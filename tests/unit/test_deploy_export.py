@@ -194,9 +194,9 @@ def test_a_channel_without_its_categorys_overwrite_says_so_with_a_neutral_overwr
 
     admin = exported.config.categories[0].channels[1]
     assert [(o.role, o.allow, o.deny) for o in admin.overwrites] == [
+        ("Moderator", [], []),  # the category's roles first, as a deploy writes them
         ("@everyone", [], ["VIEW_CHANNEL"]),
         ("GA Manager", ["VIEW_CHANNEL"], []),
-        ("Moderator", [], []),
     ]
     assert [w for w in exported.warnings if w.rule == "unrepresentable"] == []
 

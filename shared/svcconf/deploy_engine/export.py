@@ -226,9 +226,10 @@ class _Exporter:
         self.channel_names[channel.id] = (kind, channel.name or "")
         own = self._overwrites(channel, f"{field}.overwrites")
         # A role its category has an overwrite for and the channel has none: a neutral overwrite says so exactly
-        # (it replaces the category's and grants nothing, as no overwrite does).
-        own |= {role: NEUTRAL for role in inherited if role not in own}
-        differing = {role: bits for role, bits in own.items() if inherited.get(role) != bits}
+        # (it replaces the category's and grants nothing, as no overwrite does). In the order a deploy writes them:
+        # the category's roles first.
+        merged = {role: own.get(role, NEUTRAL) for role in inherited} | own
+        differing = {role: bits for role, bits in merged.items() if inherited.get(role) != bits}
         item: dict[str, Any] = {"name": channel.name, "type": kind, "nsfw": channel.nsfw}
         item["slowmode_seconds"] = channel.rate_limit_per_user
         item["overwrites"] = self._listed(differing, f"{field}.overwrites")

@@ -16,14 +16,24 @@ is one comparison (docs/05-deploy-engine.md, "Exact access").
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
-from svcconf.config.permissions import ALL_PERMISSIONS, CHANNEL_TYPES, PERMISSION_BITS, from_bitfield, to_bitfield
+from svcconf.config.permissions import ALL_PERMISSIONS, CHANNEL_TYPES, PERMISSION_BITS, from_bitfield
 from svcconf.config.schema import EVERYONE, Channel, Overwrite, ServerConfig, platform_channel_name
+
+_MASKS = {name: 1 << bit for name, bit in PERMISSION_BITS.items()}
 
 
 def _bits(*names: str) -> int:
-    return sum(1 << PERMISSION_BITS[name] for name in names)
+    return _mask(names)
+
+
+def _mask(names: Iterable[str]) -> int:
+    """The bits of these permission names (the schema has checked them)."""
+    value = 0
+    for name in names:
+        value |= _MASKS[name]
+    return value
 
 
 ADMINISTRATOR_BIT = _bits("ADMINISTRATOR")
@@ -41,8 +51,7 @@ NEEDS_CONNECT = _bits(
 )
 
 
-@dataclass(frozen=True)
-class OverwriteBits:
+class OverwriteBits(NamedTuple):
     """One permission overwrite as bitfields: what it allows and what it denies."""
 
     allow: int = 0
@@ -106,11 +115,9 @@ Access = dict[tuple[str, str], int]
 @everyone alone or one role with @everyone."""
 
 
-@dataclass(frozen=True)
-class Place:
-    """A category or channel as `effective_access` reads it: its label and its overwrites by role name."""
+class Place(NamedTuple):
+    """A category or channel as access reads it: whether it is voice-like, and its overwrites by role name."""
 
-    label: str
     voice: bool
     overwrites: dict[str, OverwriteBits]
 
@@ -122,53 +129,69 @@ def place_label(channel_type: int, name: str, category: str | None = None) -> st
     return label if category is None else f"{label} in category '{category}'"
 
 
-def effective_access(everyone: int, roles: dict[str, int], places: Iterable[Place]) -> Access:
-    """What @everyone alone, and each role with @everyone, may do in each place: the platform's order, from the
-    server-wide permissions (@everyone's base, each role's by name) and each place's overwrites by role name."""
-    holders = {EVERYONE: guild_permissions(everyone, ())}
-    holders |= {name: guild_permissions(everyone, (permissions,)) for name, permissions in roles.items()}
-    access: Access = {}
-    for place in places:
-        everyone_overwrite = place.overwrites.get(EVERYONE)
-        for holder, base in holders.items():
-            own = place.overwrites.get(holder) if holder != EVERYONE else None
-            roles_overwrites = (own,) if own is not None else ()
-            access[place.label, holder] = channel_permissions(
-                base, everyone_overwrite, roles_overwrites, voice=place.voice
-            )
-    return access
+def holders(everyone: int, roles: dict[str, int]) -> dict[str, int]:
+    """Each holder's server-wide permissions: @everyone alone, then each role (by name) with @everyone."""
+    found = {EVERYONE: guild_permissions(everyone, ())}
+    return found | {name: guild_permissions(everyone, (permissions,)) for name, permissions in roles.items()}
 
 
-def _overwrite_bits(overwrites: Iterable[Overwrite]) -> dict[str, OverwriteBits]:
-    return {o.role: OverwriteBits(int(to_bitfield(o.allow)), int(to_bitfield(o.deny))) for o in overwrites}
+def access_in(place: Place, holders: dict[str, int]) -> Iterator[tuple[str, int]]:
+    """What each holder may do in the place, holder by holder (lazily: a caller may stop at the first it needs)."""
+    everyone_overwrite = place.overwrites.get(EVERYONE)
+    for holder, base in holders.items():
+        own = place.overwrites.get(holder) if holder != EVERYONE else None
+        yield holder, channel_permissions(base, everyone_overwrite, (own,) if own else (), voice=place.voice)
+
+
+def effective_access(everyone: int, roles: dict[str, int], places: dict[str, Place]) -> Access:
+    """What @everyone alone, and each role with @everyone, may do in each place (by its label): the platform's
+    order, from the server-wide permissions (@everyone's base, each role's by name) and each place's overwrites."""
+    everyone_and_roles = holders(everyone, roles)
+    return {
+        (label, holder): found
+        for label, place in places.items()
+        for holder, found in access_in(place, everyone_and_roles)
+    }
+
+
+def overwrite_bits(overwrites: Iterable[Overwrite]) -> dict[str, OverwriteBits]:
+    """A configuration's overwrites as bits, by role name."""
+    return {o.role: OverwriteBits(_mask(o.allow), _mask(o.deny)) for o in overwrites}
+
+
+def channel_place(channel: Channel, inherited: dict[str, OverwriteBits]) -> Place:
+    """A configuration's channel: its category's overwrites (`inherited`) with its own replacing them role by role,
+    as a deploy writes them."""
+    return Place(CHANNEL_TYPES[channel.type] in VOICE_TYPES, inherited | overwrite_bits(channel.overwrites))
+
+
+def config_holders(config: ServerConfig, everyone_default: int = DEFAULT_EVERYONE_PERMISSIONS) -> dict[str, int]:
+    """The configuration's holders (`holders`); @everyone's base is `everyone_permissions`, or `everyone_default`
+    (what the guild has) when the configuration leaves them as they are."""
+    stated = config.everyone_permissions
+    everyone = everyone_default if stated is None else _mask(stated)
+    return holders(everyone, {role.name: _mask(role.permissions) for role in config.roles})
 
 
 def config_access(config: ServerConfig, everyone_default: int = DEFAULT_EVERYONE_PERMISSIONS) -> Access:
-    """Who can do what on the server a configuration describes. A channel's overwrites are its category's with its
-    own replacing them role by role (what a deploy writes); @everyone's base is `everyone_permissions`, or
-    `everyone_default` (what the guild has) when the configuration leaves them as they are."""
-    everyone = (
-        everyone_default if config.everyone_permissions is None else int(to_bitfield(config.everyone_permissions))
-    )
-    roles = {role.name: int(to_bitfield(role.permissions)) for role in config.roles}
-
-    def places() -> Iterator[Place]:
-        category_type = CHANNEL_TYPES["category"]
-        for category in config.categories:
-            inherited = _overwrite_bits(category.overwrites)
-            yield Place(place_label(category_type, category.name), False, inherited)
-            for channel in category.channels:
-                yield _config_place(channel, category.name, inherited)
-        for channel in config.channels:
-            yield _config_place(channel, None, {})
-
-    return effective_access(everyone, roles, places())
-
-
-def _config_place(channel: Channel, category: str | None, inherited: dict[str, OverwriteBits]) -> Place:
-    channel_type = CHANNEL_TYPES[channel.type]
-    overwrites = inherited | _overwrite_bits(channel.overwrites)
-    return Place(place_label(channel_type, channel.name, category), channel_type in VOICE_TYPES, overwrites)
+    """Who can do what on the server a configuration describes, per category and channel (`place_label`)."""
+    places: dict[str, Place] = {}
+    category_type = CHANNEL_TYPES["category"]
+    for category in config.categories:
+        inherited = overwrite_bits(category.overwrites)
+        places[place_label(category_type, category.name)] = Place(False, inherited)
+        for channel in category.channels:
+            places[place_label(CHANNEL_TYPES[channel.type], channel.name, category.name)] = channel_place(
+                channel, inherited
+            )
+    for channel in config.channels:
+        places[place_label(CHANNEL_TYPES[channel.type], channel.name)] = channel_place(channel, {})
+    everyone_and_roles = config_holders(config, everyone_default)
+    return {
+        (label, holder): found
+        for label, place in places.items()
+        for holder, found in access_in(place, everyone_and_roles)
+    }
 
 
 def access_differences(expected: Access, actual: Access) -> list[str]:

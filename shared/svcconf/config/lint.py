@@ -4,8 +4,8 @@
 check), so adding a rule is adding a record; warnings come in the rules' order, then the configuration's order.
 The function is pure and cheap: the deploy's dry run and the AI chat call it on every request.
 
-Who can view a channel is the platform's effective-permission order, computed once for the whole configuration by
-`config_access` (svcconf/config/access.py): a channel's overwrites are its category's with its own replacing them
+Who can view a channel is the platform's effective-permission order (svcconf/config/access.py, read holder by holder
+until one can view): a channel's overwrites are its category's with its own replacing them
 role by role (what the deploy writes), @everyone's base is `everyone_permissions` (VIEW_CHANNEL, the platform's
 default, when the configuration leaves them out), and a channel is visible when @everyone alone or a holder of one
 role can view it. The server owner (who sees everything) and member overwrites are outside the configuration.
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from svcconf.config.access import VIEW_CHANNEL_BIT, Access, config_access, place_label
+from svcconf.config.access import VIEW_CHANNEL_BIT, Place, access_in, channel_place, config_holders, overwrite_bits
 from svcconf.config.permissions import ADMINISTRATOR, CHANNEL_TYPES
 from svcconf.config.schema import EVERYONE, Category, Channel, Overwrite, ServerConfig, platform_channel_name
 from svcconf.errors import field_path
@@ -177,20 +177,30 @@ def _category_view_dropped(config: ServerConfig) -> Iterator[Finding]:
                 )
 
 
-def _label(channel: Channel, category: Category | None) -> str:
-    return place_label(CHANNEL_TYPES[channel.type], channel.name, category.name if category else None)
+def _places(config: ServerConfig) -> Iterator[tuple[Loc, Channel, Category | None, Place]]:
+    """Each channel with its place: its category's overwrites with its own replacing them."""
+    for c, category in enumerate(config.categories):
+        inherited = overwrite_bits(category.overwrites)
+        for n, channel in enumerate(category.channels):
+            yield ("categories", c, "channels", n), channel, category, channel_place(channel, inherited)
+    for n, channel in enumerate(config.channels):
+        yield ("channels", n), channel, None, channel_place(channel, {})
 
 
-def _anyone_views(access: Access, holders: list[str], label: str) -> bool:
-    """Whether @everyone alone, or a holder of one of the roles, can view the place."""
-    return any(access[label, holder] & VIEW_CHANNEL_BIT for holder in holders)
+def _anyone_views(place: Place, everyone_and_roles: dict[str, int]) -> bool:
+    # Those the place's overwrites name first: in a private channel they are the ones who view it.
+    named = {holder: everyone_and_roles[holder] for holder in place.overwrites if holder in everyone_and_roles}
+    return any(
+        permissions & VIEW_CHANNEL_BIT
+        for holders in (named, everyone_and_roles)
+        for _, permissions in access_in(place, holders)
+    )
 
 
 def _channel_nobody_can_view(config: ServerConfig) -> Iterator[Finding]:
-    access = config_access(config)
-    holders = [EVERYONE, *(role.name for role in config.roles)]
-    for loc, channel, category in _channels(config):
-        if not _anyone_views(access, holders, _label(channel, category)):
+    everyone_and_roles = config_holders(config)
+    for loc, channel, category, place in _places(config):
+        if not _anyone_views(place, everyone_and_roles):
             yield (
                 field_path((*loc, "overwrites")),
                 f"No one but the server owner can see {_describe(channel, category)}: @everyone cannot view it "
@@ -214,9 +224,10 @@ def _system_channel_hidden(config: ServerConfig) -> Iterator[Finding]:
     if name is None:
         return
     text = CHANNEL_TYPES["text"]
-    for _, channel, category in _channels(config):
+    everyone = {EVERYONE: config_holders(config)[EVERYONE]}
+    for _, channel, category, place in _places(config):
         if channel.type == "text" and platform_channel_name(channel.name, text) == platform_channel_name(name, text):
-            if not config_access(config)[_label(channel, category), EVERYONE] & VIEW_CHANNEL_BIT:
+            if not next(access_in(place, everyone))[1] & VIEW_CHANNEL_BIT:
                 yield (
                     "settings.system_channel",
                     f"The system channel, {_describe(channel, category)}, is hidden from @everyone, so new members "

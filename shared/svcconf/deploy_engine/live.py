@@ -118,5 +118,5 @@ def guild_access(live: LiveGuild) -> Access:
             if o.type == ROLE_OVERWRITE and o.id in role_names
         }
         label = place_label(channel.type, channel.name or "", categories.get(channel.parent_id or ""))
-        places.setdefault(label, Place(label, channel.type in VOICE_TYPES, overwrites))
-    return effective_access(int(live.everyone.permissions), roles, places.values())
+        places.setdefault(label, Place(channel.type in VOICE_TYPES, overwrites))
+    return effective_access(int(live.everyone.permissions), roles, places)

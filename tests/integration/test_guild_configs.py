@@ -235,3 +235,11 @@ def test_an_unknown_template_is_404(invoke, linked):
 
     assert response.status == 404, response.body
     assert "template" in response.body["message"].lower()
+
+
+def test_a_template_answer_the_service_cannot_read_is_a_502_with_the_error_body_never_a_500(invoke, linked):
+    response = call(invoke, {"action": "import", "template": "discord.new/svcOldGuard"})
+
+    assert response.status == 502, response.body
+    assert (response.body["error"], response.body["code"]) == ("Error", 502)  # the contract's phrase for a 502
+    assert "serialized_source_guild.channels.2.permission_overwrites.0.type" in response.body["message"]

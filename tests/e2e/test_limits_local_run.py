@@ -7,6 +7,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,20 +28,29 @@ WARM_UP_SECONDS = 120  # the runner answers its own 429 (no sandbox free yet) wh
 DEMO = "1191000000000001001"
 
 
-@pytest.fixture(scope="module")
-def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
-    environ = {
-        "SVC_AI_PROVIDER": "local",
-        "SVC_LOCAL_MODEL_TOKENS_PER_SECOND": "0",
-        "SVC_AI_TURNS_PER_MINUTE": str(TURNS_PER_MINUTE),
-        "SVC_PLATFORM_READS_PER_MINUTE": str(READS_PER_MINUTE),
-        "SVC_AI_TOKENS_PER_DAY": str(TOKENS_PER_DAY),
-    }
+@contextmanager
+def runner_with(directory: Path, **limits: int) -> Iterator[LocalService]:
+    """`make run` with the local model answering at once and these limits in its environment."""
+    environ = {"SVC_AI_PROVIDER": "local", "SVC_LOCAL_MODEL_TOKENS_PER_SECOND": "0"}
+    environ |= {name: str(value) for name, value in limits.items()}
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("ANTHROPIC_API_KEY", raising=False)
         patch.delenv("ANTHROPIC_BASE_URL", raising=False)
-        with running(tmp_path_factory.mktemp("limited"), environ=environ) as (state, _started, log_path):
+        with running(directory, environ=environ) as (state, _started, log_path):
             yield LocalService(state=state, first_answer_seconds=0.0, log_path=log_path)
+
+
+@pytest.fixture(scope="module")
+def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
+    limits = {"SVC_AI_TURNS_PER_MINUTE": TURNS_PER_MINUTE, "SVC_PLATFORM_READS_PER_MINUTE": READS_PER_MINUTE}
+    with runner_with(tmp_path_factory.mktemp("limited"), **limits) as service:
+        yield service
+
+
+@pytest.fixture(scope="module")
+def few_tokens(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
+    with runner_with(tmp_path_factory.mktemp("few-tokens"), SVC_AI_TOKENS_PER_DAY=TOKENS_PER_DAY) as service:
+        yield service
 
 
 def token(sub: str) -> str:
@@ -124,17 +135,17 @@ def test_turns_and_platform_reads_past_their_minute_are_429_until_it_ends(limite
     assert call(limited, "deployToChat", {"action": "import", "template": "svcGameNight"}, ben).status_code == 200
 
 
-def test_past_the_days_tokens_a_user_is_429_until_midnight_and_others_are_answered(limited: LocalService):
+def test_past_the_days_tokens_a_user_is_429_until_midnight_and_others_are_answered(few_tokens: LocalService):
     dee = token("e2e-dee")
-    assert turn(limited, dee).status_code == 200  # one turn spends more than the day's budget
+    assert turn(few_tokens, dee).status_code == 200  # one turn spends more than the day's budget
 
-    refused = turn(limited, dee, "Add a voice channel")
+    refused = turn(few_tokens, dee, "Add a voice channel")
 
     retry_after = assert_refused(refused, "SVC_AI_TOKENS_PER_DAY")
     seconds_to_midnight = 86_400 - int(time.time()) % 86_400
     assert abs(retry_after - seconds_to_midnight) <= 5
     assert refused.json()["frees_at"].endswith("T00:00:00Z")
-    assert turn(limited, token("e2e-eve")).status_code == 200
+    assert turn(few_tokens, token("e2e-eve")).status_code == 200
 
 
 def test_parallel_turns_of_one_user_across_the_functions_sandboxes_stop_at_the_limit(limited: LocalService):

@@ -189,3 +189,23 @@ def test_past_the_users_share_of_a_second_the_request_is_503_and_the_platform_se
     assert len(platform.requests("GET", "/invites/{code}")) == 2
     clock[0] += timedelta(seconds=1)
     assert invoke("validateChatInvite", {"invite": "code9x"}, headers=bearer("user-9")).status == 200
+
+
+# ---------------------------------------------------------------- public lookups kept briefly
+
+
+def test_a_template_and_an_invite_asked_by_many_users_cost_the_bot_one_request_each(invoke, platform):
+    for n in range(3):
+        imported = invoke("deployToChat", {"action": "import", "template": "svcStudyHall"}, headers=bearer(f"u{n}"))
+        assert imported.status == 200
+        assert imported.body["source"]["code"] == "svcStudyHall"
+        invite = invoke("validateChatInvite", {"invite": "svcDemo"}, headers=bearer(f"u{n}"))
+        assert invite.body["guild_name"] == "Svc Demo Guild"
+    assert len(platform.requests("GET", "/guilds/templates/{code}")) == 1
+    assert len(platform.requests("GET", "/invites/{code}")) == 1
+
+
+def test_an_unknown_template_is_asked_again_each_time(invoke, platform):
+    for _ in range(2):
+        assert invoke("deployToChat", {"action": "import", "template": "noSuchCode"}, headers=bearer()).status == 404
+    assert len(platform.requests("GET", "/guilds/templates/{code}")) == 2

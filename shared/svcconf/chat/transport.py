@@ -8,6 +8,8 @@ Every call goes through `_send`, which:
 - gives itself until a deadline: `chat_max_wait_seconds` from its start, clipped to the invocation's time left
   less a margin (`svcconf.budget`), so a call ends before the Lambda does; each request's timeout is clipped
   to that deadline too, and a call with no time left is a `ChatTimeout` without a request;
+- during a user's request, first takes a place in the users' share of the bot's rate across instances
+  (`user_share`, set by svcconf.limits), which waits for the next second or refuses with a 503;
 - waits for the route's bucket and the global limit (`RateLimiter`), never past the deadline: past it,
   `ChatRateLimited`;
 - retries a 429 after the wait it names (never a 429 without rate-limit headers: `ChatBlocked`);

@@ -17,6 +17,7 @@ PIECES = [
     "guilds",
     "config_lint",
     "deploy",
+    "fair_use",
     "load",
 ]
 

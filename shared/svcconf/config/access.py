@@ -1,7 +1,7 @@
 """What a holder of some roles may do: the chat platform's own permission order, as one pure function.
 
 Everything that asks "who can do what" (the lint, export's exactness, what a caller may do to a server) computes it
-here, so they cannot disagree. The order (docs/04-chat-platform.md, "Permissions"): @everyone's base permissions,
+here, so they cannot disagree. The order (docs/04-chat-platform.md, "What the code relies on"): @everyone's base permissions,
 OR the holder's roles; the owner and ADMINISTRATOR hold everything; then in a channel the @everyone overwrite (deny,
 then allow), the holder's role overwrites (all their denies, then all their allows), a member overwrite (deny, then
 allow); then the implicit rules: without VIEW_CHANNEL nothing else, without SEND_MESSAGES none of what sending

@@ -11,7 +11,7 @@ import pytest
 from svcconf import codes
 from svcconf.config import ServerConfig
 from tests.helpers.ai_chat import ask, user
-from tests.helpers.deploy_worker import DEMO, USER, link
+from tests.helpers.deploy_worker import DEMO, USER, DeployQueue, deploy_body, link
 from tests.helpers.handlers import bearer
 
 WITH_NULLS = {
@@ -34,6 +34,9 @@ def nulls(value: Any, path: str = "") -> Iterator[str]:
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from nulls(item, f"{path}[{index}]")
+
+
+BUILD_LAB = "1191000000000001005"  # an empty guild of alice's
 
 
 @pytest.fixture
@@ -96,3 +99,17 @@ def test_svc_ai_chat_takes_a_configuration_with_nulls_and_answers_it_without(inv
     assert list(nulls(config)) == []
     for change in response.body["changes"]:
         assert list(nulls(change["old"])) == list(nulls(change["new"])) == []
+
+
+def test_info_answers_the_deployed_configuration_without_its_nulls(invoke, linked, aws) -> None:
+    queued = invoke("deployToChat", deploy_body(BUILD_LAB, WITH_NULLS), headers=bearer(USER))
+    assert queued.status == 202, queued.body
+    DeployQueue(aws).drain()
+
+    info = invoke("deployToChat", {"action": "info", "project_id": "proj-1"}, headers=bearer(USER))
+
+    assert info.body["status"] == "succeeded", info.body
+    config = info.body["config"]
+    assert [channel["name"] for channel in config["channels"]] == ["Lounge"]
+    assert config["channels"][0]["user_limit"] == 5
+    assert list(nulls(config)) == []

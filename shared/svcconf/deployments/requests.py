@@ -20,6 +20,7 @@ from svcconf.chat import ChatError, UnknownGuild, get_chat_client
 from svcconf.chat_accounts import managed_guild
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig, to_bitfield
+from svcconf.config.answers import AnswerConfig
 from svcconf.config.lint import LintWarning, lint_config
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
 from svcconf.deploy_engine.matching import with_ids
@@ -106,7 +107,7 @@ class DeploymentView(BaseModel):
     resumes_at: datetime | None = Field(None, description="While `waiting`: when the deployment goes on by itself.")
     wait_reason: str | None = Field(None, description="While `waiting`: why.")
     warnings: list[QuotaWarning] = Field(default_factory=list, description="deploy: the plan passes the quota.")
-    config: ServerConfig | None = Field(
+    config: AnswerConfig | None = Field(
         None,
         description="info, once a deploy has finished: the configuration as deployed, with the id of every object it"
         " matched or created.",

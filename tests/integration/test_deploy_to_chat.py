@@ -120,7 +120,7 @@ def test_a_deploy_is_queued_with_its_generation_and_a_code_then_the_worker_appli
     assert info["steps"]["categories"]["created"] == 1
     assert info["steps"]["channels"]["created"] == 2
     assert info["steps"]["overwrites"]["created"] == 4
-    assert info["generation"]["result"].startswith("Created 2 roles, 1 categories, 2 channels, 4 overwrites")
+    assert info["generation"]["result"].startswith("Created 2 roles, 1 category, 2 channels, 4 overwrites")
     assert info["backup_id"]
     assert info["deployment_code"] == body["deployment_code"]
 

@@ -461,3 +461,15 @@ def test_a_neutral_overwrite_is_not_taken_for_a_dropped_view_channel() -> None:
     assert [(w.field, w.rule) for w in warnings if w.rule == "category-view-dropped"] == [
         ("categories[1].channels[0].overwrites[0].allow", "category-view-dropped")
     ]
+
+
+def test_a_channel_overwrite_for_everyone_under_a_category_that_allows_everyone_to_view_is_no_warning() -> None:
+    # Given a category whose @everyone overwrite allows VIEW_CHANNEL (what @everyone has anyway) and a channel
+    # whose own @everyone overwrite replaces it without saying anything about VIEW_CHANNEL
+    opened = staff_category(
+        {"role": "@everyone", "deny": ["SEND_MESSAGES"]},
+        category_overwrites=[{"role": "@everyone", "allow": ["VIEW_CHANNEL"]}],
+    )
+
+    # When linted, Then nothing is reported: every member still sees the channel, as the category meant
+    assert lint(server(categories=[opened])) == []

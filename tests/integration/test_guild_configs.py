@@ -71,25 +71,8 @@ def build_by_hand(platform) -> None:
 
 
 def expressed(config: dict[str, Any]) -> dict[str, Any]:
-<<<<<<< HEAD
-    """What a configuration expresses of a guild, as the sandbox can hold it now (version 1 only, before the v2
-    deploy)."""
-    config = without_ids(ServerConfig.model_validate(config).model_dump(mode="json"))
-    if SERVES_V2:
-        return config
-    config.pop("settings")
-    config.pop("everyone_permissions")
-    for role in config["roles"]:
-        role.pop("emoji")
-    channels = [*config["channels"], *(c for category in config["categories"] for c in category["channels"])]
-    for channel in channels:
-        for field in V2_CHANNEL_FIELDS:
-            channel.pop(field)
-    return config
-=======
-    """What a configuration expresses of a guild: all of it but the server's name."""
-    return ServerConfig.model_validate(config).model_dump(mode="json", exclude={"name"})
->>>>>>> mutation
+    """What a configuration expresses of a guild: all of it, ids aside."""
+    return without_ids(ServerConfig.model_validate(config).model_dump(mode="json"))
 
 
 def deploy_and_drain(invoke, aws, guild_id: str, config: dict[str, Any]) -> dict[str, Any]:

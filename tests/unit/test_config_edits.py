@@ -207,7 +207,6 @@ def test_an_edit_at_the_platforms_caps_keeps_every_role_and_channel() -> None:
         apply_edits(big, [edit(op="add", kind="role", name="One Too Many")])
 
 
-<<<<<<< HEAD
 ADMINISTRATION = ServerConfig.model_validate(
     {
         "name": "Alliance",
@@ -263,7 +262,8 @@ def test_lifting_a_categorys_deny_keeps_it_on_channels_with_overwrites_of_their_
     admin = result.config.categories[0].channels[1]
     assert [(o.role, o.deny) for o in admin.overwrites] == [("Manager", []), ("@everyone", ["VIEW_CHANNEL"])]
     assert not config_access(result.config)[ADMIN, "Moderator"] & VIEW_CHANNEL_BIT
-=======
+
+
 def test_an_add_past_the_channel_cap_is_refused_as_that_edit_naming_the_cap() -> None:
     # 10 categories of 49 channels: 500 channels, categories included, the platform's cap exactly.
     full = ServerConfig.model_validate(large_community(250, 10, 490))
@@ -306,4 +306,3 @@ def test_a_case_only_role_rename_follows_into_every_overwrite() -> None:
     assert result.config.role_names() == ["Admin", "mods"]
     assert [o.role for o in result.config.categories[1].overwrites] == ["@everyone", "mods"]
     assert [o.role for o in result.config.categories[0].channels[1].overwrites] == ["mods"]
->>>>>>> mutation

@@ -78,6 +78,7 @@ def _deployment(kind: str, status: str, **fields: Any) -> dict[str, Any]:
         "resumes_at": None,
         "wait_reason": None,
         "warnings": [],
+        "config": None,
         **fields,
     }
 
@@ -93,6 +94,15 @@ DEPLOY_REQUESTS: dict[str, Any] = {
     "dryRun": {
         "action": "deploy",
         "dry_run": True,
+        "guild_id": GUILD_ID,
+        "project_id": "sample-project",
+        "project_name": "Sample community",
+        "config": SAMPLE_CONFIG,
+    },
+    "deployConfirmed": {
+        "action": "deploy",
+        "prune": True,
+        "confirm": "plan_3f2a9c0d1e4b5a6978c0d1e2f3a4b5c6",
         "guild_id": GUILD_ID,
         "project_id": "sample-project",
         "project_name": "Sample community",
@@ -117,8 +127,32 @@ DEPLOY_PLANNED: dict[str, Any] = {
             "changes": [],
             "field": "categories[1].channels[0]",
         },
+        {
+            "kind": "channel",
+            "name": "Community / lobby",
+            "action": "update",
+            "id": "1191000000000003012",
+            "changes": [{"field": "name", "old": "general", "new": "lobby"}],
+            "field": "categories[0].channels[0]",
+        },
+        {
+            "kind": "channel",
+            "name": "memes",
+            "action": "delete",
+            "id": "1191000000000003016",
+            "changes": [],
+            "field": "",
+            "note": "its messages are deleted with it and cannot come back",
+        },
     ],
-    "warnings": [],
+    "plan_id": "plan_3f2a9c0d1e4b5a6978c0d1e2f3a4b5c6",
+    "warnings": [
+        {
+            "field": "channels",
+            "rule": "delete",
+            "message": "1 channel and all their messages will be deleted: memes",
+        }
+    ],
 }
 DEPLOY_ANSWERS: dict[str, Any] = {
     "info": _deployment(
@@ -262,8 +296,22 @@ INVITE_ANSWERS: dict[str, Any] = {
     }
 }
 
-SEED_REQUESTS: dict[str, Any] = {"seed": {"count": 10}}
 SEED_JOB = "tj_01a20e18b2c3d4e5f6a7"
+SEED_REQUESTS: dict[str, Any] = {"seed": {"count": 10}, "read": {"job_id": SEED_JOB}}
+
+
+def _seed_job(status: str, stored: int, finished_at: str | None) -> dict[str, Any]:
+    return {
+        "job_id": SEED_JOB,
+        "status": status,
+        "requested": 10,
+        "stored": stored,
+        "failed": 0,
+        "started_at": "2026-11-24T10:00:00Z",
+        "finished_at": finished_at,
+    }
+
+
 SEED_STARTED: dict[str, Any] = {
     "seed": {
         "success": True,
@@ -272,6 +320,7 @@ SEED_STARTED: dict[str, Any] = {
         "job_id": SEED_JOB,
         "requested": 10,
         "stored": 0,
+        "job": _seed_job("queued", 0, None),
     }
 }
 SEED_RUNNING: dict[str, Any] = {
@@ -282,7 +331,17 @@ SEED_RUNNING: dict[str, Any] = {
         "job_id": SEED_JOB,
         "requested": 10,
         "stored": 4,
-    }
+        "job": _seed_job("running", 4, None),
+    },
+    "read": {
+        "success": True,
+        "started": False,
+        "message": f"Template generation job {SEED_JOB} succeeded (10 of 10 stored).",
+        "job_id": SEED_JOB,
+        "requested": 10,
+        "stored": 10,
+        "job": _seed_job("succeeded", 10, "2026-11-24T10:03:12Z"),
+    },
 }
 
 AI_CHAT_REQUESTS: dict[str, Any] = {

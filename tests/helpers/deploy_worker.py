@@ -11,6 +11,7 @@ from typing import Any
 import boto3
 
 from local.template import LOCAL_REGION
+from svcconf.settings import get_settings
 from tests.helpers.handlers import REDIRECT_URI, bearer
 
 ALICE = "1191000000000000101"
@@ -47,6 +48,16 @@ def deploy_body(guild_id: str, config: dict[str, Any], **extra: Any) -> dict[str
         "config": config,
         **extra,
     }
+
+
+def schedules() -> list[dict[str, Any]]:
+    """The one-time schedules that wake waiting deployments, as EventBridge Scheduler holds them."""
+    scheduler = boto3.client("scheduler", region_name=LOCAL_REGION)
+    group = get_settings().deploy_schedule_group
+    return [
+        scheduler.get_schedule(Name=summary["Name"], GroupName=group)
+        for summary in scheduler.list_schedules(GroupName=group)["Schedules"]
+    ]
 
 
 def sqs_record(message: dict[str, Any], queue_arn: str) -> dict[str, Any]:
@@ -154,3 +165,18 @@ def structure(roles: list[dict[str, Any]], channels: list[dict[str, Any]]) -> di
             for c in channels
         ),
     }
+
+
+def without_ids(config: dict[str, Any]) -> dict[str, Any]:
+    """A configuration as it reads on any server: the objects' ids (one server's) left out."""
+    config = {**config, "roles": [{k: v for k, v in role.items() if k != "id"} for role in config.get("roles", [])]}
+
+    def channels(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{k: v for k, v in channel.items() if k != "id"} for channel in items]
+
+    config["categories"] = [
+        {**{k: v for k, v in category.items() if k != "id"}, "channels": channels(category.get("channels", []))}
+        for category in config.get("categories", [])
+    ]
+    config["channels"] = channels(config.get("channels", []))
+    return config

@@ -66,11 +66,11 @@ def test_calls_succeed_when_thirty_percent_of_requests_are_rate_limited(
 ):
     # Given the platform answers 429 (retry_after 0.05-0.2 s) to 30% of requests, seeded
     chat_state.configure(seed=20260718, rate_limit_probability=0.3)
-    # When 50 invite lookups and 20 guild lists are made
-    invites = [chat_client.get_invite("svcDemo") for _ in range(50)]
+    # When 50 guild reads and 20 guild lists are made (an invite's answer is kept a while: one request)
+    guilds = [chat_client.get_guild(DEMO_GUILD) for _ in range(50)]
     guild_lists = [chat_client.get_current_user_guilds(ALICE_TOKEN) for _ in range(20)]
     # Then every call succeeded
-    assert all(invite.code == "svcDemo" for invite in invites)
+    assert all(guild.id == DEMO_GUILD for guild in guilds)
     assert all(len(guilds) == 5 for guilds in guild_lists)
     # And the platform saw a bounded number of requests per success
     stats = chat_state.stats()
@@ -84,12 +84,12 @@ def test_calls_succeed_when_thirty_percent_of_requests_are_rate_limited(
 
 
 def test_client_waits_for_an_exhausted_bucket_instead_of_hitting_429(chat_client: ChatClient, chat_state: SandboxState):
-    # Given the invite route allows 3 requests per 0.4 s window
-    chat_state.configure(route_limits={"GET /invites/{code}": [3, 0.4]})
-    # When 7 invites are resolved back to back
+    # Given the guild route allows 3 requests per 0.4 s window
+    chat_state.configure(route_limits={"GET /guilds/{guild_id}": [3, 0.4]})
+    # When 7 guild reads are made back to back
     started = time.monotonic()
     for _ in range(7):
-        chat_client.get_invite("svcDemo")
+        chat_client.get_guild(DEMO_GUILD)
     elapsed = time.monotonic() - started
     # Then the client waited for two resets and the platform never had to answer 429
     assert [entry["status"] for entry in chat_state.request_log] == [200] * 7

@@ -10,7 +10,7 @@ import pytest
 
 from local.chat_sandbox.routes.templates import templates as sandbox_templates
 from svcconf.config import ServerConfig, to_bitfield
-from tests.helpers.deploy_worker import ALICE, DEMO, QUIET, USER, DeployQueue, deploy_body, link, writes
+from tests.helpers.deploy_worker import ALICE, DEMO, QUIET, USER, DeployQueue, deploy_body, link, without_ids, writes
 from tests.helpers.handlers import bearer
 
 BUILD_LAB = "1191000000000001005"  # an empty guild of alice's, with COMMUNITY and NEWS
@@ -71,8 +71,8 @@ def build_by_hand(platform) -> None:
 
 
 def expressed(config: dict[str, Any]) -> dict[str, Any]:
-    """What a configuration expresses of a guild: all of it but the server's name."""
-    return ServerConfig.model_validate(config).model_dump(mode="json", exclude={"name"})
+    """What a configuration expresses of a guild: all of it, ids aside."""
+    return without_ids(ServerConfig.model_validate(config).model_dump(mode="json"))
 
 
 def deploy_and_drain(invoke, aws, guild_id: str, config: dict[str, Any]) -> dict[str, Any]:
@@ -208,3 +208,11 @@ def test_an_unknown_template_is_404(invoke, linked):
 
     assert response.status == 404, response.body
     assert "template" in response.body["message"].lower()
+
+
+def test_a_template_answer_the_service_cannot_read_is_a_502_with_the_error_body_never_a_500(invoke, linked):
+    response = call(invoke, {"action": "import", "template": "discord.new/svcOldGuard"})
+
+    assert response.status == 502, response.body
+    assert (response.body["error"], response.body["code"]) == ("Error", 502)  # the contract's phrase for a 502
+    assert "serialized_source_guild.channels.2.permission_overwrites.0.type" in response.body["message"]

@@ -6,6 +6,7 @@ import pytest
 
 from local.samples import large_community
 from svcconf.config import ServerConfig
+from svcconf.config.access import VIEW_CHANNEL_BIT, config_access
 from svcconf.config.edits import Edit, EditsRejected, apply_edits, apply_prefix
 
 START = ServerConfig.model_validate(
@@ -204,6 +205,63 @@ def test_an_edit_at_the_platforms_caps_keeps_every_role_and_channel() -> None:
     assert result.config.channel_count() == big.channel_count() + 1
     with pytest.raises(EditsRejected, match="250 roles"):
         apply_edits(big, [edit(op="add", kind="role", name="One Too Many")])
+
+
+ADMINISTRATION = ServerConfig.model_validate(
+    {
+        "name": "Alliance",
+        "roles": [{"name": "Moderator"}, {"name": "Manager"}, {"name": "Muted"}],
+        "categories": [
+            {
+                "name": "Administration",
+                "overwrites": [{"role": "@everyone", "deny": ["VIEW_CHANNEL"]}],
+                "channels": [
+                    {"name": "mod-chat"},
+                    {"name": "admin", "overwrites": [{"role": "Manager", "allow": ["VIEW_CHANNEL"]}]},
+                ],
+            }
+        ],
+    }
+)
+ADMIN, MOD_CHAT = "text 'admin' in category 'Administration'", "text 'mod-chat' in category 'Administration'"
+
+
+def test_a_category_overwrite_that_grants_does_not_open_its_channels_with_overwrites_of_their_own() -> None:
+    grant = edit(op="add", kind="overwrite", name="Moderator", cat="Administration", set={"allow": ["VIEW_CHANNEL"]})
+
+    result = apply_edits(ADMINISTRATION, [grant])
+
+    access = config_access(result.config)
+    assert access[MOD_CHAT, "Moderator"] & VIEW_CHANNEL_BIT  # it follows its category
+    assert not access[ADMIN, "Moderator"] & VIEW_CHANNEL_BIT  # it keeps what it had: a neutral overwrite
+    admin = result.config.categories[0].channels[1]
+    assert [(o.role, o.allow, o.deny) for o in admin.overwrites] == [
+        ("Manager", ["VIEW_CHANNEL"], []),
+        ("Moderator", [], []),
+    ]
+    assert [(c.op, c.path) for c in result.changes] == [
+        ("add", "categories[0].overwrites[1]"),
+        ("add", "categories[0].channels[1].overwrites[1]"),
+    ]
+
+
+def test_a_category_overwrite_that_only_takes_away_reaches_every_channel() -> None:
+    mute = edit(op="add", kind="overwrite", name="Muted", cat="Administration", set={"deny": ["SEND_MESSAGES"]})
+
+    result = apply_edits(ADMINISTRATION, [mute])
+
+    assert [c.path for c in result.changes] == ["categories[0].overwrites[1]"]
+    assert result.config.categories[0].channels[1].overwrites == ADMINISTRATION.categories[0].channels[1].overwrites
+
+
+def test_lifting_a_categorys_deny_keeps_it_on_channels_with_overwrites_of_their_own() -> None:
+    lift = edit(op="update", kind="overwrite", name="@everyone", cat="Administration", set={"deny": []})
+
+    result = apply_edits(ADMINISTRATION, [lift])
+
+    admin = result.config.categories[0].channels[1]
+    assert [(o.role, o.deny) for o in admin.overwrites] == [("Manager", []), ("@everyone", ["VIEW_CHANNEL"])]
+    assert not config_access(result.config)[ADMIN, "Moderator"] & VIEW_CHANNEL_BIT
 
 
 def test_an_add_past_the_channel_cap_is_refused_as_that_edit_naming_the_cap() -> None:

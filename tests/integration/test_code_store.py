@@ -127,3 +127,13 @@ def test_a_code_that_collides_five_times_in_a_row_is_a_service_error_and_nothing
 
     assert (raised.value.status, str(raised.value)) == (500, "Could not mint a unique deployment code.")
     assert stored_item(taken.code)["project_id"] == "proj-1"
+
+
+def test_an_unknown_code_and_a_used_one_are_not_found_even_without_consuming(aws):
+    used = codes.mint_code("proj-1", "Study Hall", CONFIG)
+    codes.resolve_code(used.code, consume=True)
+
+    with pytest.raises(CodeNotFound):
+        codes.resolve_code("SVC-NONE-NONE")
+    with pytest.raises(CodeNotFound):
+        codes.resolve_code(used.code)

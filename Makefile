@@ -150,8 +150,8 @@ mutation-gate: venv  ## the mutation gate of make test: the guarantees' modules,
 	$(SAY) "mutation gate: $$(grep -cE '^"svcconf/' local/mutation/modules.toml) modules of the layer under mutmut (about ten minutes)"
 	$(MUTATE) --gate
 
-mutation-baseline: venv  ## rewrite local/mutation/baseline.toml from the gate's survivors (after merges), keeping reasons
-	$(MUTATE) --baseline $(MODULES)
+mutation-baseline: venv  ## rewrite local/mutation/baseline.toml from the gate's survivors (after merges), keeping reasons; SAVED=1: from the last runs
+	$(MUTATE) --baseline $(if $(SAVED),--saved) $(MODULES)
 
 bench: venv  ## benchmarks that print figures (all, or BENCH="init_time deploy")
 	$(PY) -m bench $(BENCH)

@@ -3,21 +3,20 @@
 MODULE is a path under shared/ (svcconf/codes.py). With none, every module of shared/svcconf/ is run (long: a
 habit for a quiet machine, not a check); --gate runs the modules of modules.toml's [gate] and exits 1 on a
 survivor baseline.toml does not name; --baseline runs the gate's modules (or the named ones) and rewrites
-baseline.toml with their survivors, keeping the reasons already given.
+baseline.toml with their survivors, keeping the reasons already given (--saved: from each module's last run,
+saved in .artifacts/mutation/<module>.json, without running it again).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 import tomllib
-from dataclasses import asdict
 from pathlib import Path
 
 from local.mutation import baseline
-from local.mutation.run import KILLED, LAYER, WORK, ModuleRun, module_slug, run_module
+from local.mutation.run import KILLED, LAYER, WORK, ModuleRun, module_slug, run_module, saved_run
 
 MODULES_FILE = Path(__file__).with_name("modules.toml")
 DEFAULT_TESTS = ["tests/unit"]
@@ -62,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--gate", action="store_true", help="the gate's modules; exit 1 on a survivor not in baseline")
     mode.add_argument("--baseline", action="store_true", help="rewrite baseline.toml from the runs' survivors")
+    parser.add_argument("--saved", action="store_true", help="with --baseline: each module's last saved run, no rerun")
     args = parser.parse_args(argv)
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # a module's line as it ends, in CI's log
 
@@ -78,13 +78,15 @@ def main(argv: list[str] | None = None) -> int:
     equivalent = new = 0
     for module in modules:
         tests = gate.get(module) or chosen.get(module) or DEFAULT_TESTS
-        run = run_module(module, tests, log=WORK / f"{module_slug(module)}.log")
+        saved = saved_run(module) if args.saved else None
+        if args.saved and saved is None:
+            parser.error(f"{module} has no saved run in {WORK}: run it first")
+        run = saved or run_module(module, tests, log=WORK / f"{module_slug(module)}.log")
         runs.append(run)
         module_equivalent, module_new = _report(run, judged)
         equivalent += module_equivalent
         new += module_new
     seconds = time.monotonic() - started
-    (WORK / "report.json").write_text(json.dumps([asdict(run) for run in runs], indent=1, ensure_ascii=False))
 
     mutants = sum(len(run.mutants) for run in runs)
     killed = sum(run.count(KILLED) for run in runs)

@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,8 +124,23 @@ def run_module(module: str, tests: list[str], *, log: Path) -> ModuleRun:
     if ran.returncode != 0 or not result.mutants:
         tail = (ran.stdout + ran.stderr).strip().splitlines()[-15:]
         result.failure = "\n".join(tail) or f"mutmut exited {ran.returncode}"
-        return result
-    functions = mutated_functions(folder / "mutants" / module)
-    for mutant in result.survivors:
-        mutant.change = mutant_change(functions, mutant)
+    else:
+        functions = mutated_functions(folder / "mutants" / module)
+        for mutant in result.survivors:
+            mutant.change = mutant_change(functions, mutant)
+    saved_path(module).write_text(json.dumps(asdict(result), indent=1, ensure_ascii=False))
     return result
+
+
+def saved_path(module: str) -> Path:
+    return WORK / f"{module_slug(module)}.json"
+
+
+def saved_run(module: str) -> ModuleRun | None:
+    """The module's last run, as run_module saved it, or None if it has none."""
+    path = saved_path(module)
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text())
+    mutants = [Mutant(**mutant) for mutant in data.pop("mutants")]
+    return ModuleRun(**data, mutants=mutants)

@@ -1,0 +1,43 @@
+"""with_ids: the configuration a deploy answers with, each object given the live id its key matched or created."""
+
+from __future__ import annotations
+
+from svcconf.config import ServerConfig
+from svcconf.deploy_engine.matching import config_channel_key, with_ids
+from svcconf.deploy_engine.steps import category_key, role_key
+
+CONFIG = ServerConfig.model_validate(
+    {
+        "name": "Study Hall",
+        "roles": [{"name": "Tutors"}, {"name": "Guests", "id": "1191000000000000777"}],
+        "categories": [{"name": "Rooms", "channels": [{"name": "Maths Help"}, {"name": "Quiet", "type": "voice"}]}],
+        "channels": [{"name": "rules"}, {"name": "lobby"}],
+    }
+)
+IDS = {
+    role_key("Tutors"): "1191000000000000701",
+    category_key("Rooms"): "1191000000000000702",
+    config_channel_key("Rooms", CONFIG.categories[0].channels[0]): "1191000000000000703",
+    config_channel_key(None, CONFIG.channels[0]): "1191000000000000704",
+}
+
+
+def test_each_object_gets_the_id_its_key_names_and_an_object_it_does_not_name_keeps_its_own():
+    result = with_ids(CONFIG, IDS)
+
+    assert [role.id for role in result.roles] == ["1191000000000000701", "1191000000000000777"]
+    assert result.categories[0].id == "1191000000000000702"
+    assert [channel.id for channel in result.categories[0].channels] == ["1191000000000000703", None]
+    assert [channel.id for channel in result.channels] == ["1191000000000000704", None]
+
+
+def test_nothing_but_the_ids_changes():
+    result = with_ids(CONFIG, IDS).model_dump(mode="json", exclude_unset=True)
+
+    for objects in (result["roles"], result["categories"], result["categories"][0]["channels"], result["channels"]):
+        for item in objects:
+            item.pop("id", None)
+    expected = CONFIG.model_dump(mode="json", exclude_unset=True)
+    expected["roles"][1].pop("id")
+    assert result == expected
+    assert with_ids(CONFIG, {}) == CONFIG

@@ -120,3 +120,9 @@ def test_the_warning_names_the_kind_its_figures_and_the_finish_to_the_second():
         "The chat platform lets a bot create about 500 channels and categories per server in 48 hours: 10 of the "
         "20 planned can be made now; the deployment waits for the rest and should finish at 2026-11-25T16:00:00+00:00."
     )
+
+
+def test_what_is_left_counts_down_from_the_buckets_own_limit():
+    observed = Observed(limit=100, remaining=100, resets_at=NOW + HOUR, observed_at=NOW)
+
+    assert left_now("role", [NOW - 2 * HOUR] * 10, observed, NOW) == 90

@@ -305,3 +305,14 @@ def test_a_channel_moved_out_of_a_private_category_leaves_its_overwrites_behind(
 
     [step] = [s for s in plan.steps if isinstance(s, ChannelStep)]
     assert (step.parent, step.base_overwrites, step.replaces_overwrites) == ("category:public", [], True)
+
+
+def test_the_plans_deletes_are_exactly_its_delete_items():
+    guild, ids = server()
+    config = exported(guild)
+    category(config, "Chat")["channels"].pop(1)  # memes
+    config["roles"].pop()  # Member
+
+    plan = plan_deployment(guild.build(), ServerConfig.model_validate(config), prune=True)
+
+    assert [(i.action, i.id) for i in plan.deletes()] == [("delete", ids["memes"]), ("delete", ids["Member"])]

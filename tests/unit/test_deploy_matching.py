@@ -6,12 +6,16 @@ from svcconf.config import ServerConfig
 from svcconf.deploy_engine.matching import config_channel_key, with_ids
 from svcconf.deploy_engine.steps import category_key, role_key
 
+QUIET, ARCHIVE, LOBBY = "1191000000000000778", "1191000000000000779", "1191000000000000780"
 CONFIG = ServerConfig.model_validate(
     {
         "name": "Study Hall",
         "roles": [{"name": "Tutors"}, {"name": "Guests", "id": "1191000000000000777"}],
-        "categories": [{"name": "Rooms", "channels": [{"name": "Maths Help"}, {"name": "Quiet", "type": "voice"}]}],
-        "channels": [{"name": "rules"}, {"name": "lobby"}],
+        "categories": [
+            {"name": "Rooms", "channels": [{"name": "Maths Help"}, {"name": "Quiet", "type": "voice", "id": QUIET}]},
+            {"name": "Archive", "id": ARCHIVE},
+        ],
+        "channels": [{"name": "rules"}, {"name": "lobby", "id": LOBBY}],
     }
 )
 IDS = {
@@ -26,18 +30,25 @@ def test_each_object_gets_the_id_its_key_names_and_an_object_it_does_not_name_ke
     result = with_ids(CONFIG, IDS)
 
     assert [role.id for role in result.roles] == ["1191000000000000701", "1191000000000000777"]
-    assert result.categories[0].id == "1191000000000000702"
-    assert [channel.id for channel in result.categories[0].channels] == ["1191000000000000703", None]
-    assert [channel.id for channel in result.channels] == ["1191000000000000704", None]
+    assert [category.id for category in result.categories] == ["1191000000000000702", ARCHIVE]
+    assert [channel.id for channel in result.categories[0].channels] == ["1191000000000000703", QUIET]
+    assert [channel.id for channel in result.channels] == ["1191000000000000704", LOBBY]
 
 
 def test_nothing_but_the_ids_changes():
-    result = with_ids(CONFIG, IDS).model_dump(mode="json", exclude_unset=True)
+    result = with_ids(CONFIG, IDS).model_dump(mode="json")
 
     for objects in (result["roles"], result["categories"], result["categories"][0]["channels"], result["channels"]):
         for item in objects:
             item.pop("id", None)
-    expected = CONFIG.model_dump(mode="json", exclude_unset=True)
-    expected["roles"][1].pop("id")
+    expected = CONFIG.model_dump(mode="json")
+    for objects in (
+        expected["roles"],
+        expected["categories"],
+        expected["categories"][0]["channels"],
+        expected["channels"],
+    ):
+        for item in objects:
+            item.pop("id", None)
     assert result == expected
     assert with_ids(CONFIG, {}) == CONFIG

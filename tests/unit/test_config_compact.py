@@ -68,3 +68,26 @@ def test_what_the_compact_form_says_wrongly_the_schema_refuses() -> None:
         expand({"name": "A", "categories": [{"name": "Staff", "private_to": ["Ghost"]}]})
     with pytest.raises(ValueError, match="unknown permission 'superuser'"):
         expand({"name": "A", "roles": [{"name": "Boss", "permissions": "superuser"}]})
+
+
+def test_the_compact_form_keeps_the_ids_of_a_live_servers_objects() -> None:
+    config = ServerConfig.model_validate(
+        {
+            "name": "Live",
+            "roles": [{"id": "1191000000000009001", "name": "Admin", "permissions": ["ADMINISTRATOR"]}],
+            "categories": [
+                {
+                    "id": "1191000000000009011",
+                    "name": "Community",
+                    "channels": [{"id": "1191000000000009021", "name": "general"}],
+                }
+            ],
+            "channels": [{"id": "1191000000000009024", "name": "welcome"}, {"name": "new-here"}],
+        }
+    )
+
+    short = compact(config)
+
+    assert expand(short) == config
+    assert short["categories"][0]["channels"] == [{"id": "1191000000000009021", "name": "general"}]
+    assert short["channels"] == [{"id": "1191000000000009024", "name": "welcome"}, "new-here"]

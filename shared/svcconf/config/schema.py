@@ -189,6 +189,12 @@ def _fold(role_name: str) -> str:
 
 # --- Models -------------------------------------------------------------------------------------
 
+# v3: the platform's id of a role, category or channel (export fills it; an edit keeps it, never sets it).
+ID_DESCRIPTION = (
+    "The platform's id of this object on the server it was read from; a deploy matches by id first, then by name. "
+    "Left out for an object to create."
+)
+
 
 class _ConfigModel(BaseModel):
     # A field the schema does not know is refused with its path: ignoring it once dropped settings and forum tags
@@ -236,6 +242,7 @@ Overwrites = Annotated[list[Overwrite], Field(max_length=MAX_OVERWRITES), AfterV
 class Role(_ConfigModel):
     """A role to create, matched to existing roles by name."""
 
+    id: str | None = Field(None, pattern=r"^[1-9][0-9]{16,19}$", description=ID_DESCRIPTION)
     name: Name
     color: Color = 0
     hoist: bool = False
@@ -276,6 +283,7 @@ def _only_for[T](value: T, info: ValidationInfo, field: str, types: tuple[str, .
 class Channel(_ConfigModel):
     """A text, voice, announcement, stage or forum channel."""
 
+    id: str | None = Field(None, pattern=r"^[1-9][0-9]{16,19}$", description=ID_DESCRIPTION)
     name: Name
     type: ChannelType = "text"
     topic: str | None = Field(
@@ -387,6 +395,7 @@ class Channel(_ConfigModel):
 class Category(_ConfigModel):
     """A category and the channels inside it."""
 
+    id: str | None = Field(None, pattern=r"^[1-9][0-9]{16,19}$", description=ID_DESCRIPTION)
     name: Name
     overwrites: Overwrites = Field(default_factory=list)
     channels: list[Channel] = Field(default_factory=list, max_length=MAX_CHANNELS_PER_CATEGORY)

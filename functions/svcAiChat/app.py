@@ -19,6 +19,7 @@ from svcconf.ai_chat import (
     ChatAnswer,
     ChatMessage,
     HttpsUrl,
+    LiveGuildChecks,
     chat,
 )
 from svcconf.api import (
@@ -90,14 +91,13 @@ def svc_ai_chat(
         return _turn(request, request.currentConfig)
     # The live guild's modules (deploy engine, deployments, chat accounts) load for turns on a live guild only:
     # every other cold start stays the SDK's and this handler's (`python -m bench ai`).
-    from svcconf.guild_configs import guild_plan, starting_config
+    from svcconf.ai_chat_guild import open_guild_turn
 
-    answer = _turn(request, starting_config(user, request.guild_id, request.currentConfig))
-    answer.plan = guild_plan(user, request.guild_id, answer.config)
-    return answer
+    guild = open_guild_turn(user, request.guild_id)
+    return _turn(request, guild.starting_config(request.currentConfig), guild)
 
 
-def _turn(request: AiChatRequest, current: dict[str, Any] | None) -> ChatAnswer:
+def _turn(request: AiChatRequest, current: dict[str, Any] | None, guild: LiveGuildChecks | None = None) -> ChatAnswer:
     return chat(
         messages=request.messages,
         current_config=current,
@@ -105,6 +105,7 @@ def _turn(request: AiChatRequest, current: dict[str, Any] | None) -> ChatAnswer:
         questionnaire_data=request.questionnaire_data,
         attachments=request.attachments,
         file_urls=request.file_urls,
+        guild=guild,
     )
 
 

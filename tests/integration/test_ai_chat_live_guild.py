@@ -3,13 +3,16 @@ plan of its configuration against that guild; the guild's access checks come bef
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import boto3
 import pytest
 from aws_lambda_powertools.utilities import parameters
 
+from local.ai_model.server import Step
 from svcconf.settings import get_settings
+from tests.helpers.ai_chat import turn
 from tests.helpers.ai_provider import TEST_KEY
 from tests.helpers.deploy_worker import DEMO, USER, WORKSHOP, link, writes
 from tests.helpers.handlers import bearer
@@ -111,3 +114,108 @@ def test_a_guild_id_that_is_no_snowflake_is_400_naming_it(invoke, chat):
 
     assert response.status == 400
     assert [detail["field"] for detail in response.body["details"]] == ["guild_id"]
+
+
+# The sandbox's demo guild: ids of what the conversation renames and moves.
+GENERAL, INFORMATION, MODERATOR = "1191000000000003014", "1191000000000003011", "1191000000000002012"
+
+
+def context_of(request) -> dict[str, Any]:
+    """The service's context block of a request to the model (the last user turn's last block)."""
+    text = request.body["messages"][-1]["content"][-1]["text"]
+    return json.loads(text.split("<service_context>", 1)[1].rsplit("</service_context>", 1)[0])
+
+
+def model_requests(chat) -> list[Any]:
+    return [request for request in chat.requests if request.path == "/v1/messages"]
+
+
+def test_the_model_is_told_what_the_bot_may_grant_and_change_on_the_server(invoke, chat):
+    body = ask(invoke, {"messages": [{"role": "user", "content": "What can you change here?"}], "guild_id": DEMO}).body
+
+    guild = context_of(model_requests(chat)[0])["guild"]
+    assert guild["bot_highest_role"] == "svc-sandbox-bot"
+    assert guild["roles_the_bot_cannot_change"] == ["svc-sandbox-bot"]  # managed, at the bot's own position
+    assert "MANAGE_ROLES" in guild["bot_permissions"]
+    assert "BAN_MEMBERS" not in guild["bot_permissions"]  # neither the bot's role nor @everyone holds it
+    # A turn that changes nothing deploys as it is: no problem, one model call
+    assert body["problems"] == []
+    assert len(model_requests(chat)) == 1
+
+
+def test_a_role_the_bot_cannot_grant_gets_the_repair_round_and_is_named_in_problems_and_the_reply(invoke, chat):
+    message = {"role": "user", "content": "Add a role called Banner with BAN_MEMBERS."}
+
+    body = ask(invoke, {"messages": [message], "guild_id": DEMO}).body
+
+    # The answer went back to the model once with the reason; the local model insists, so the problem stays
+    _, repair = model_requests(chat)
+    asked = repair.body["messages"][-1]["content"]
+    assert "A deploy to this server would refuse" in asked
+    assert "roles[2].permissions: grants BAN_MEMBERS, which the bot does not hold" in asked
+    assert body["problems"] == [
+        {"field": "roles[2].permissions", "message": "grants BAN_MEMBERS, which the bot does not hold"}
+    ]
+    assert "would refuse 1 thing(s)" in body["reply"]
+    assert "grants BAN_MEMBERS, which the bot does not hold" in body["reply"]
+    # The configuration is still the one the user asked for (valid; only this server's bot cannot deploy it)
+    banner = body["config"]["roles"][2]
+    assert (banner["name"], banner["permissions"]) == ("Banner", ["BAN_MEMBERS"])
+    assert ("role", "Banner") in touched(body["plan"])["create"]
+
+
+def test_a_repair_round_that_drops_what_the_bot_cannot_grant_answers_with_no_problems(invoke, chat):
+    banner = {"op": "add", "kind": "role", "name": "Banner", "set": {"permissions": ["BAN_MEMBERS"]}}
+    plain = {"op": "add", "kind": "role", "name": "Banner"}
+    chat.script(
+        Step(json=turn(reply="Added Banner with BAN_MEMBERS.", edits=[banner])),
+        Step(json=turn(reply="Added Banner; the bot cannot grant BAN_MEMBERS here.", edits=[plain])),
+    )
+
+    body = ask(invoke, {"messages": [{"role": "user", "content": "A Banner role that can ban"}], "guild_id": DEMO}).body
+
+    assert body["problems"] == []
+    assert body["reply"] == "Added Banner; the bot cannot grant BAN_MEMBERS here."
+    assert [role["name"] for role in body["config"]["roles"]] == ["Moderator", "Member", "Banner"]
+    assert body["config"]["roles"][2]["permissions"] == []
+
+
+def test_problems_the_configuration_had_before_the_turn_are_listed_but_cost_no_repair_round(invoke, chat):
+    current = ask(invoke, {"messages": [{"role": "user", "content": "Show me."}], "guild_id": DEMO}).body["config"]
+    current["roles"].append({"name": "Banner", "permissions": ["BAN_MEMBERS"]})
+    chat.reset()
+
+    message = {"role": "user", "content": "Add a voice channel called Stage Door."}
+    body = ask(invoke, {"messages": [message], "guild_id": DEMO, "currentConfig": current}).body
+
+    assert len(model_requests(chat)) == 1
+    assert body["problems"] == [
+        {"field": "roles[2].permissions", "message": "grants BAN_MEMBERS, which the bot does not hold"}
+    ]
+    assert "Stage Door" in {channel["name"] for channel in body["config"]["channels"]}
+
+
+def test_the_conversation_keeps_ids_through_renames_and_moves_and_never_shows_them_to_the_model(invoke, chat):
+    current = ask(invoke, {"messages": [{"role": "user", "content": "Show me."}], "guild_id": DEMO}).body["config"]
+    current["channels"][0]["id"], current["categories"][0]["id"], current["roles"][0]["id"] = (
+        GENERAL,
+        INFORMATION,
+        MODERATOR,
+    )
+    chat.reset()
+    message = {
+        "role": "user",
+        "content": "Rename the channel general to lobby. Rename the category Information to Start Here. "
+        "Rename the role Moderator to Mods.",
+    }
+
+    body = ask(invoke, {"messages": [message], "guild_id": DEMO, "currentConfig": current}).body
+
+    config = body["config"]
+    assert (config["channels"][0]["name"], config["channels"][0]["id"]) == ("lobby", GENERAL)
+    assert (config["categories"][0]["name"], config["categories"][0]["id"]) == ("Start Here", INFORMATION)
+    assert (config["roles"][0]["name"], config["roles"][0]["id"]) == ("Mods", MODERATOR)
+    # The model addresses by name: the ids stay with the service
+    context = json.dumps(context_of(model_requests(chat)[0]))
+    assert GENERAL not in context
+    assert MODERATOR not in context

@@ -20,6 +20,7 @@ edits keep each object's id through renames and moves.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Annotated, Any, Literal, Protocol
 from urllib.parse import urlsplit
 
@@ -316,7 +317,7 @@ def _deployable(
     """An answer that brings problems a deploy to the guild would refuse gets the repair round; when that fails
     or does not help, the answer stands (valid, its problems listed by `_reviewed`)."""
     before = guild.review(previous).problems if previous is not None else []
-    brought = [problem for problem in guild.review(applied.config).problems if problem not in before]
+    brought = _brought(before, guild.review(applied.config).problems)
     if not brought or not _time_for_repair():
         return applied
     metrics.add_metric(name="AiChatRepairs", unit="Count", value=1)
@@ -332,6 +333,18 @@ def _deployable(
     except (AiOutputInvalid, AiTruncated, AiRefused, AiTimeout, AiFailed) as failed:
         logger.warning("the repair round of a deploy's problems failed", extra={"error": type(failed).__name__})
         return applied
+
+
+def _brought(before: list[FieldError], after: list[FieldError]) -> list[FieldError]:
+    """The problems `after` has that `before` did not, by message (an added role shifts the paths of the others)."""
+    known = Counter(problem.message for problem in before)
+    brought = []
+    for problem in after:
+        if known[problem.message]:
+            known[problem.message] -= 1
+        else:
+            brought.append(problem)
+    return brought
 
 
 def _reviewed(answer: ChatAnswer, guild: LiveGuildChecks) -> ChatAnswer:

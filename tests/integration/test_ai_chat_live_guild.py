@@ -12,7 +12,7 @@ from aws_lambda_powertools.utilities import parameters
 
 from local.ai_model.server import Step
 from svcconf.settings import get_settings
-from tests.helpers.ai_chat import turn
+from tests.helpers.ai_chat import turn, user
 from tests.helpers.ai_provider import TEST_KEY
 from tests.helpers.deploy_worker import DEMO, USER, WORKSHOP, link, writes
 from tests.helpers.handlers import bearer
@@ -184,14 +184,28 @@ def test_problems_the_configuration_had_before_the_turn_are_listed_but_cost_no_r
     current = ask(invoke, {"messages": [{"role": "user", "content": "Show me."}], "guild_id": DEMO}).body["config"]
     current["roles"].append({"name": "Banner", "permissions": ["BAN_MEMBERS"]})
     chat.reset()
+    # The model adds a role above it (so the problem's path moves) and a channel: neither brings a problem
+    chat.script(
+        Step(
+            json=turn(
+                edits=[
+                    {"op": "add", "kind": "role", "name": "Greeter", "at": 0},
+                    {"op": "add", "kind": "channel", "name": "Stage Door", "set": {"type": "voice"}},
+                ]
+            )
+        )
+    )
 
-    message = {"role": "user", "content": "Add a voice channel called Stage Door."}
-    body = ask(invoke, {"messages": [message], "guild_id": DEMO, "currentConfig": current}).body
+    body = ask(
+        invoke, {"messages": [user("A greeter role and a voice room")], "guild_id": DEMO, "currentConfig": current}
+    ).body
 
     assert len(model_requests(chat)) == 1
     assert body["problems"] == [
-        {"field": "roles[2].permissions", "message": "grants BAN_MEMBERS, which the bot does not hold"}
+        {"field": "roles[3].permissions", "message": "grants BAN_MEMBERS, which the bot does not hold"}
     ]
+    assert "would refuse 1 thing(s)" in body["reply"]
+    assert [role["name"] for role in body["config"]["roles"]] == ["Greeter", "Moderator", "Member", "Banner"]
     assert "Stage Door" in {channel["name"] for channel in body["config"]["channels"]}
 
 

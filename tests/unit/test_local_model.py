@@ -183,3 +183,22 @@ def test_the_questionnaire_names_the_server_and_done_completes() -> None:
     done = ChatTurn.model_validate(chat_turn(chat_request("x", "y", "Looks good, done")))
     assert built(first).name == "Chess Club"
     assert (first.is_complete, done.is_complete) == (False, True)
+
+
+def test_renames_moves_removals_and_grants_joined_by_and_are_edits_that_apply() -> None:
+    start = built(ChatTurn.model_validate(chat_turn(chat_request("gaming"))))
+    asked = (
+        "Rename the channel general to lobby and move the channel clips to Community and remove the category Staff "
+        "and rename the role Moderator to Mods. Add a role called Banner with BAN_MEMBERS and KICK_MEMBERS."
+    )
+    current = start.model_dump(mode="json", exclude_defaults=True)
+
+    result = ChatTurn.model_validate(chat_turn(chat_request("gaming", "ok", asked, current=current)))
+
+    config = applied(result, start)
+    by_category = {category.name: [channel.name for channel in category.channels] for category in config.categories}
+    assert by_category["Community"] == ["lobby", "off-topic", "Lounge", "clips"]
+    assert "clips" not in by_category["Gaming"]
+    assert "Staff" not in by_category
+    assert config.role_names() == ["Admin", "Mods", "Gamer", "Member", "Banner"]
+    assert config.roles[-1].permissions == ["BAN_MEMBERS", "KICK_MEMBERS"]

@@ -58,12 +58,13 @@ class LiveGuildTurn:
         if self._reviewed is not None and self._reviewed[0] is config:
             return self._reviewed[1]
         try:
-            plan = plan_deployment(self.live, config)
+            # As a deploy with `prune` would run it: what the conversation removed is deleted there.
+            plan = plan_deployment(self.live, config, prune=True)
         except BadRequest as refused:  # names an object twice: a deploy refuses it before planning
             review = GuildReview(plan=None, problems=[_in_config(p) for p in refused.details or []])
         else:
             problems = preflight_problems(self.live, plan)
-            review = GuildReview(plan=plan.items, problems=[_in_config(p) for p in problems])
+            review = GuildReview(plan=plan.items, plan_id=plan.plan_id, problems=[_in_config(p) for p in problems])
         self._reviewed = (config, review)
         return review
 

@@ -154,3 +154,18 @@ def structure(roles: list[dict[str, Any]], channels: list[dict[str, Any]]) -> di
             for c in channels
         ),
     }
+
+
+def without_ids(config: dict[str, Any]) -> dict[str, Any]:
+    """A configuration as it reads on any server: the objects' ids (one server's) left out."""
+    config = {**config, "roles": [{k: v for k, v in role.items() if k != "id"} for role in config.get("roles", [])]}
+
+    def channels(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{k: v for k, v in channel.items() if k != "id"} for channel in items]
+
+    config["categories"] = [
+        {**{k: v for k, v in category.items() if k != "id"}, "channels": channels(category.get("channels", []))}
+        for category in config.get("categories", [])
+    ]
+    config["channels"] = channels(config.get("channels", []))
+    return config

@@ -14,10 +14,13 @@ from local.ai_model.server import Step
 from svcconf.settings import get_settings
 from tests.helpers.ai_chat import turn, user
 from tests.helpers.ai_provider import TEST_KEY
-from tests.helpers.deploy_worker import DEMO, USER, WORKSHOP, link, writes
+from tests.helpers.deploy_worker import DEMO, USER, WORKSHOP, deploy_body, link, writes
 from tests.helpers.handlers import bearer
 
 FUNCTION = "SvcAiChatFunction"
+# The sandbox's demo guild: ids of what the conversation renames, moves and removes.
+GENERAL, INFORMATION, ANNOUNCEMENTS = "1191000000000003014", "1191000000000003011", "1191000000000003013"
+MODERATOR, MEMBER = "1191000000000002012", "1191000000000002013"
 
 
 @pytest.fixture
@@ -90,8 +93,10 @@ def test_a_given_configuration_is_planned_against_the_guild_with_its_changed_fie
             "kind": "role",
             "name": "Moderator",
             "action": "update",
+            "id": MODERATOR,
             "changes": [{"field": "hoist", "old": True, "new": False}],
             "field": "roles[0]",
+            "note": None,
         }
     ]
 
@@ -114,10 +119,6 @@ def test_a_guild_id_that_is_no_snowflake_is_400_naming_it(invoke, chat):
 
     assert response.status == 400
     assert [detail["field"] for detail in response.body["details"]] == ["guild_id"]
-
-
-# The sandbox's demo guild: ids of what the conversation renames and moves.
-GENERAL, INFORMATION, MODERATOR = "1191000000000003014", "1191000000000003011", "1191000000000002012"
 
 
 def context_of(request) -> dict[str, Any]:
@@ -210,26 +211,60 @@ def test_problems_the_configuration_had_before_the_turn_are_listed_but_cost_no_r
 
 
 def test_the_conversation_keeps_ids_through_renames_and_moves_and_never_shows_them_to_the_model(invoke, chat):
-    current = ask(invoke, {"messages": [{"role": "user", "content": "Show me."}], "guild_id": DEMO}).body["config"]
-    current["channels"][0]["id"], current["categories"][0]["id"], current["roles"][0]["id"] = (
-        GENERAL,
-        INFORMATION,
-        MODERATOR,
-    )
-    chat.reset()
     message = {
         "role": "user",
-        "content": "Rename the channel general to lobby. Rename the category Information to Start Here. "
-        "Rename the role Moderator to Mods.",
+        "content": "Rename the category Information to Start Here and rename the role Moderator to Mods. "
+        "Move the channel general to Start Here.",
     }
 
-    body = ask(invoke, {"messages": [message], "guild_id": DEMO, "currentConfig": current}).body
+    body = ask(invoke, {"messages": [message], "guild_id": DEMO}).body
 
     config = body["config"]
-    assert (config["channels"][0]["name"], config["channels"][0]["id"]) == ("lobby", GENERAL)
     assert (config["categories"][0]["name"], config["categories"][0]["id"]) == ("Start Here", INFORMATION)
+    assert (config["categories"][0]["channels"][-1]["name"], config["categories"][0]["channels"][-1]["id"]) == (
+        "general",
+        GENERAL,
+    )
     assert (config["roles"][0]["name"], config["roles"][0]["id"]) == ("Mods", MODERATOR)
-    # The model addresses by name: the ids stay with the service
+    # So the plan changes those objects in place: a rename and a move are updates of the same id
+    changed = {item["id"]: item for item in body["plan"] if item["action"] != "keep"}
+    assert {change["field"] for change in changed[GENERAL]["changes"]} >= {"category"}
+    assert changed[INFORMATION]["changes"] == [{"field": "name", "old": "Information", "new": "Start Here"}]
+    assert not [item for item in body["plan"] if item["action"] in ("create", "delete")]
+    # The model addresses by name: the export's ids stay with the service
     context = json.dumps(context_of(model_requests(chat)[0]))
     assert GENERAL not in context
     assert MODERATOR not in context
+
+
+def test_asked_to_rename_and_remove_the_plan_updates_and_deletes_and_creates_nothing(
+    invoke, chat, platform, function_environment
+):
+    message = {
+        "role": "user",
+        "content": "Rename the channel general to lobby and rename the role Moderator to Mods. "
+        "Remove the channel announcements and remove the role Member.",
+    }
+
+    body = ask(invoke, {"messages": [message], "guild_id": DEMO}).body
+
+    changed = {
+        (item["kind"], item["action"], item["id"]): item["changes"] for item in body["plan"] if item["action"] != "keep"
+    }
+    assert changed == {
+        ("channel", "update", GENERAL): [{"field": "name", "old": "general", "new": "lobby"}],
+        ("role", "update", MODERATOR): [{"field": "name", "old": "Moderator", "new": "Mods"}],
+        ("channel", "delete", ANNOUNCEMENTS): [],
+        ("role", "delete", MEMBER): [],
+    }
+    assert body["problems"] == []
+    # The plan_id is the one a deploy checks its `confirm` against: the same server, the same plan
+    function_environment("DeployToChatFunction")
+    dry = invoke("deployToChat", deploy_body(DEMO, body["config"], dry_run=True, prune=True), headers=bearer(USER))
+    assert dry.status == 200, dry.body
+    assert dry.body["plan_id"] == body["plan_id"]
+    queued = invoke(
+        "deployToChat", deploy_body(DEMO, body["config"], prune=True, confirm=body["plan_id"]), headers=bearer(USER)
+    )
+    assert queued.status == 202, queued.body
+    assert writes(platform) == []  # queued for the worker: the turn and the dry run wrote nothing

@@ -12,12 +12,15 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from svcconf import caller_rights
 from svcconf.auth import BearerUser
+from svcconf.caller_rights import CallerStanding, CallerView
 from svcconf.chat import UnknownGuild, get_chat_client
 from svcconf.chat_accounts import managed_guild
-from svcconf.config import LintWarning, ServerConfig
+from svcconf.config import LintWarning
+from svcconf.config.answers import AnswerConfig
 from svcconf.deploy_engine.export import export_config
-from svcconf.deploy_engine.live import LiveGuild, read_live_guild
+from svcconf.deploy_engine.live import read_live_guild
 from svcconf.deploy_engine.native_template import template_config
 from svcconf.deployments.requests import BotNotInGuild, install_url
 from svcconf.errors import BadRequest
@@ -30,7 +33,7 @@ TEMPLATE_CODE = re.compile(r"[A-Za-z0-9_-]{2,64}")
 
 class ExportAnswer(BaseModel):
     status: Literal["exported"] = Field(description="Tells this answer apart from the others of 200.")
-    config: ServerConfig
+    config: AnswerConfig
     warnings: list[LintWarning]
 
 
@@ -43,25 +46,29 @@ class TemplateSource(BaseModel):
 
 class ImportAnswer(BaseModel):
     status: Literal["imported"] = Field(description="Tells this answer apart from the others of 200.")
-    config: ServerConfig
+    config: AnswerConfig
     warnings: list[LintWarning]
     source: TemplateSource = Field(description="The native template the configuration was read from.")
 
 
-def managed_live_guild(user: BearerUser, guild_id: str) -> LiveGuild:
-    """The live guild, read only for a caller who manages it (403) with the bot in it (409 with the link)."""
-    managed_guild(user, guild_id)
+def managed_live_guild(user: BearerUser, guild_id: str) -> tuple[CallerStanding, CallerView]:
+    """The caller's standing and the guild as they see it (the channels they cannot view left out), read only when
+    they manage it (403) with the bot in it (409 with the link)."""
+    chat_user_id, _ = managed_guild(user, guild_id)
+    client = get_chat_client()
     try:
-        return read_live_guild(get_chat_client(), guild_id)
+        live = read_live_guild(client, guild_id)
     except UnknownGuild as missing:
         raise BotNotInGuild(install_url=install_url(guild_id, None)) from missing
+    return caller_rights.as_caller(client, live, chat_user_id)
 
 
 def export_guild(user: BearerUser, guild_id: str) -> ExportAnswer:
-    """The live guild as a configuration that deploys back to it with no write."""
-    live = managed_live_guild(user, guild_id)
-    exported = export_config(live, live.settings)
-    return ExportAnswer(status="exported", config=exported.config, warnings=exported.warnings)
+    """The live guild, as the caller sees it, as a configuration that deploys back to it with no write."""
+    _, view = managed_live_guild(user, guild_id)
+    exported = export_config(view.live, view.live.settings)
+    warnings = [*exported.warnings, *view.hidden_warnings()]
+    return ExportAnswer(status="exported", config=exported.config, warnings=warnings)
 
 
 def template_code(text: str) -> str:

@@ -14,6 +14,7 @@ from local.ai_model.server import Step
 from svcconf.settings import get_settings
 from tests.helpers.ai_chat import turn, user
 from tests.helpers.ai_provider import TEST_KEY
+from tests.helpers.chat_sandbox import BOB_ID, RIGHTS_LAB
 from tests.helpers.deploy_worker import DEMO, USER, WORKSHOP, deploy_body, link, writes
 from tests.helpers.handlers import bearer
 
@@ -69,11 +70,12 @@ def test_a_conversation_about_a_live_guild_starts_from_it_and_plans_only_what_it
     kept_roles = {name for kind, name in actions["keep"] if kind == "role"} - {"@everyone"}  # v2 plans @everyone too
     assert kept_roles == {"Moderator", "Member"}
     assert ("channel", "Information / welcome") in actions["keep"]
-    if "changes" in body:  # svcAiChat's edits (branch ai-edits): the plan's objects are the ones its changes touched
-        planned = {item["field"] for item in body["plan"] if item["action"] != "keep"}
-        touched_paths = {change["path"] for change in body["changes"]}
-        assert all(any(path.startswith(field) for field in planned) for path in touched_paths)
-        assert all(any(path.startswith(field) for path in touched_paths) for field in planned)
+    # The plan's objects are exactly the ones the turn's changes touched
+    planned = {item["field"] for item in body["plan"] if item["action"] != "keep"}
+    touched_paths = {change["path"] for change in body["changes"]}
+    assert touched_paths
+    assert all(any(path.startswith(field) for field in planned) for path in touched_paths)
+    assert all(any(path.startswith(field) for path in touched_paths) for field in planned)
     assert writes(platform) == []  # a plan, not a deploy
 
 
@@ -155,7 +157,7 @@ def test_a_role_the_bot_cannot_grant_gets_the_repair_round_and_is_named_in_probl
     assert "A deploy to this server would refuse" in asked
     assert "roles[2].permissions: grants BAN_MEMBERS, which the bot does not hold" in asked
     assert body["problems"] == [
-        {"field": "roles[2].permissions", "message": "grants BAN_MEMBERS, which the bot does not hold"}
+        {"field": "roles[2].permissions", "message": "grants BAN_MEMBERS, which the bot does not hold", "rule": None}
     ]
     assert "would refuse 1 thing(s)" in body["reply"]
     assert "grants BAN_MEMBERS, which the bot does not hold" in body["reply"]
@@ -203,7 +205,7 @@ def test_problems_the_configuration_had_before_the_turn_are_listed_but_cost_no_r
 
     assert len(model_requests(chat)) == 1
     assert body["problems"] == [
-        {"field": "roles[3].permissions", "message": "grants BAN_MEMBERS, which the bot does not hold"}
+        {"field": "roles[3].permissions", "message": "grants BAN_MEMBERS, which the bot does not hold", "rule": None}
     ]
     assert "would refuse 1 thing(s)" in body["reply"]
     assert [role["name"] for role in body["config"]["roles"]] == ["Greeter", "Moderator", "Member", "Banner"]
@@ -268,3 +270,41 @@ def test_asked_to_rename_and_remove_the_plan_updates_and_deletes_and_creates_not
     )
     assert queued.status == 202, queued.body
     assert writes(platform) == []  # queued for the worker: the turn and the dry run wrote nothing
+
+
+def test_a_dangerous_grant_to_everyone_is_a_problem_naming_the_rule_a_deploy_needs_acknowledged(invoke, chat):
+    current = ask(invoke, {"messages": [user("Show me.")], "guild_id": DEMO}).body["config"]
+    everyone = [*current["everyone_permissions"], "MANAGE_CHANNELS"]
+    grant = {"op": "update", "kind": "server", "set": {"everyone_permissions": everyone}}
+    chat.reset()
+    chat.script(Step(json=turn(edits=[grant])), Step(json=turn(edits=[grant])))
+
+    body = ask(invoke, {"messages": [user("Let everyone manage channels")], "guild_id": DEMO}).body
+
+    assert len(model_requests(chat)) == 2  # the repair round was told, and the model kept it
+    [problem] = body["problems"]
+    assert (problem["field"], problem["rule"]) == ("everyone_permissions", "everyone-permissions-dangerous")
+    assert "MANAGE_CHANNELS" in problem["message"]
+
+
+def test_a_manager_is_told_what_they_may_change_and_problems_name_what_the_platform_would_refuse_them(
+    invoke, chat, platform
+):
+    link(invoke, platform, user="web-user-bob", chat_user=BOB_ID)  # MANAGE_GUILD alone, in the rights lab
+    message = user("Rename the role Members to Regulars.")
+
+    response = invoke("svcAiChat", {"messages": [message], "guild_id": RIGHTS_LAB}, headers=bearer("web-user-bob"))
+
+    body = response.body
+    first, _ = model_requests(chat)
+    guild = context_of(first)["guild"]
+    assert guild["user_highest_role"] == "Managers"
+    assert guild["roles_the_user_cannot_change"] == ["Managers", "Admins", "svc-sandbox-bot"]
+    assert "MANAGE_ROLES" not in guild["user_permissions"]
+    # A channel bob cannot view is nowhere in what the model was sent, nor in the plan
+    assert "staff-secrets" not in json.dumps(first.body)
+    assert "staff-secrets" not in json.dumps(body)
+    [problem] = body["problems"]
+    assert problem["field"] == "roles[2]"
+    assert "MANAGE_ROLES" in problem["message"]
+    assert body["plan_id"].startswith("plan_")

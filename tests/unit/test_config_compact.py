@@ -70,6 +70,30 @@ def test_what_the_compact_form_says_wrongly_the_schema_refuses() -> None:
         expand({"name": "A", "roles": [{"name": "Boss", "permissions": "superuser"}]})
 
 
+def test_a_neutral_overwrite_stays_in_the_compact_form_as_its_role_alone() -> None:
+    config = ServerConfig.model_validate(
+        {
+            "name": "Alliance",
+            "roles": [{"name": "Moderator"}],
+            "categories": [
+                {
+                    "name": "Administration",
+                    "overwrites": [
+                        {"role": "@everyone", "deny": ["VIEW_CHANNEL"]},
+                        {"role": "Moderator", "allow": ["VIEW_CHANNEL"]},
+                    ],
+                    "channels": [{"name": "admin", "overwrites": [{"role": "Moderator", "allow": [], "deny": []}]}],
+                }
+            ],
+        }
+    )
+
+    short = compact(config)
+
+    assert short["categories"][0]["channels"] == [{"name": "admin", "overwrites": [{"role": "Moderator"}]}]
+    assert expand(short) == config
+
+
 def test_the_compact_form_keeps_the_ids_of_a_live_servers_objects() -> None:
     config = ServerConfig.model_validate(
         {

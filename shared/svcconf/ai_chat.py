@@ -116,7 +116,10 @@ class ChatAnswer(BaseModel):
     changes: list[ConfigChange] = Field(
         description="What this turn changed: `{op, path, old, new}`, paths as `config`'s."
     )
-    warnings: list[LintWarning] = Field(description="The permission-safety lint of `config`.")
+    warnings: list[LintWarning] = Field(
+        description="The permission-safety lint of `config`; with guild_id, also what the dry run warns of (what "
+        "the plan deletes and keeps, the channels you cannot view)."
+    )
     plan: list[PlanItem] | None = Field(
         None,
         description="With guild_id: what a deploy of `config` with `prune` would do there (a rename or move is an "
@@ -151,6 +154,8 @@ class LiveGuildChecks(Protocol):
     def grants(self) -> dict[str, Any]: ...
 
     def review(self, config: ServerConfig | None) -> GuildReview: ...
+
+    def warnings(self, config: ServerConfig | None) -> list[LintWarning]: ...
 
 
 def chat(
@@ -365,9 +370,11 @@ def _brought(before: list[FieldError], after: list[FieldError]) -> list[FieldErr
 
 
 def _reviewed(answer: ChatAnswer, guild: LiveGuildChecks) -> ChatAnswer:
-    """The answer with what a deploy of its configuration would do on the guild and refuse (said in the reply)."""
+    """The answer with what a deploy of its configuration would do on the guild, warn of, and refuse (said in the
+    reply)."""
     review = guild.review(answer.config)
     update: dict[str, Any] = {"plan": review.plan, "plan_id": review.plan_id, "problems": review.problems}
+    update["warnings"] = [*answer.warnings, *guild.warnings(answer.config)]
     if review.problems:
         what = "; ".join(f"{problem.field}: {problem.message}" for problem in review.problems[:3])
         more = f"; and {len(review.problems) - 3} more" if len(review.problems) > 3 else ""

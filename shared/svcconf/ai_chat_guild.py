@@ -15,10 +15,11 @@ from svcconf.ai_chat import GuildReview
 from svcconf.auth import BearerUser
 from svcconf.caller_rights import CallerStanding, CallerView
 from svcconf.caller_rights.grants import GrantNotAcknowledged
-from svcconf.config import ALL_PERMISSIONS, ServerConfig, from_bitfield
+from svcconf.config import ALL_PERMISSIONS, LintWarning, ServerConfig, from_bitfield
 from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.plan import DeploymentPlan, plan_deployment
 from svcconf.deploy_engine.preflight import preflight_problems
+from svcconf.deployments.requests import plan_warnings
 from svcconf.errors import BadRequest, FieldError
 from svcconf.guild_configs import managed_live_guild
 
@@ -34,7 +35,7 @@ class LiveGuildTurn:
         self.view = view
         self.live = view.live  # the channels the caller cannot view left out
         self._as_it_is: ServerConfig | None = None
-        self._reviewed: tuple[ServerConfig, GuildReview] | None = None
+        self._reviewed: tuple[ServerConfig, GuildReview, DeploymentPlan | None] | None = None
 
     def starting_config(self, current_config: dict[str, Any] | None) -> dict[str, Any] | None:
         """The caller's configuration, or the guild itself (with its ids) when there is none."""
@@ -71,6 +72,7 @@ class LiveGuildTurn:
             return GuildReview(plan=None, problems=[])
         if self._reviewed is not None and self._reviewed[0] is config:
             return self._reviewed[1]
+        plan: DeploymentPlan | None = None
         try:
             plan = self._plan(config)
         except BadRequest as refused:  # names an object twice: a deploy refuses it before planning
@@ -78,8 +80,15 @@ class LiveGuildTurn:
         else:
             problems = [_in_config(problem) for problem in self._problems(config, plan)]
             review = GuildReview(plan=plan.items, plan_id=plan.plan_id, problems=problems)
-        self._reviewed = (config, review)
+        self._reviewed = (config, review, plan)
         return review
+
+    def warnings(self, config: ServerConfig | None) -> list[LintWarning]:
+        """What the dry run would warn of besides the lint: what the plan keeps and deletes (the members holding
+        each deleted role, read from the platform), and the channels the caller cannot view."""
+        self.review(config)
+        plan = self._reviewed[2] if self._reviewed is not None else None
+        return [*(plan_warnings(plan) if plan is not None else []), *self.view.hidden_warnings()]
 
     def _plan(self, config: ServerConfig) -> DeploymentPlan:
         # As the dry run plans it with `prune`: what the conversation removed is deleted there, within the caller's

@@ -260,6 +260,10 @@ def test_asked_to_rename_and_remove_the_plan_updates_and_deletes_and_creates_not
         ("role", "delete", MEMBER): [],
     }
     assert body["problems"] == []
+    # The dry run's warnings too: the messages that go, and who holds the role that goes (carol, in the sandbox)
+    deleted = {warning["message"] for warning in body["warnings"] if warning["rule"] == "delete"}
+    assert "1 channel and all their messages will be deleted: Information / announcements" in deleted
+    assert any("Member" in message and "1 member" in message for message in deleted), deleted
     # The plan_id is the one a deploy checks its `confirm` against: the same server, the same plan
     function_environment("DeployToChatFunction")
     dry = invoke("deployToChat", deploy_body(DEMO, body["config"], dry_run=True, prune=True), headers=bearer(USER))
@@ -304,6 +308,7 @@ def test_a_manager_is_told_what_they_may_change_and_problems_name_what_the_platf
     # A channel bob cannot view is nowhere in what the model was sent, nor in the plan
     assert "staff-secrets" not in json.dumps(first.body)
     assert "staff-secrets" not in json.dumps(body)
+    assert "hidden-channels" in {warning["rule"] for warning in body["warnings"]}
     [problem] = body["problems"]
     assert problem["field"] == "roles[2]"
     assert "MANAGE_ROLES" in problem["message"]

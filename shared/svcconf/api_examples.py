@@ -113,6 +113,17 @@ DEPLOY_REQUESTS: dict[str, Any] = {
     "export": {"action": "export", "guild_id": GUILD_ID},
     "import": {"action": "import", "template": "https://discord.new/svcPlainClub"},
 }
+# A plan's delete item and its id, as the dry run and svcAiChat on a live guild show them.
+MEMES_DELETED = {
+    "kind": "channel",
+    "name": "memes",
+    "action": "delete",
+    "id": "1191000000000003016",
+    "changes": [],
+    "field": "",
+    "note": "its messages are deleted with it and cannot come back",
+}
+PLAN_ID = "plan_3f2a9c0d1e4b5a6978c0d1e2f3a4b5c6"
 DEPLOY_PLANNED: dict[str, Any] = {
     "ok": True,
     "status": "planned",
@@ -135,17 +146,9 @@ DEPLOY_PLANNED: dict[str, Any] = {
             "changes": [{"field": "name", "old": "general", "new": "lobby"}],
             "field": "categories[0].channels[0]",
         },
-        {
-            "kind": "channel",
-            "name": "memes",
-            "action": "delete",
-            "id": "1191000000000003016",
-            "changes": [],
-            "field": "",
-            "note": "its messages are deleted with it and cannot come back",
-        },
+        MEMES_DELETED,
     ],
-    "plan_id": "plan_3f2a9c0d1e4b5a6978c0d1e2f3a4b5c6",
+    "plan_id": PLAN_ID,
     "warnings": [
         {
             "field": "channels",
@@ -411,17 +414,9 @@ AI_CHAT_ANSWERS: dict[str, Any] = {
                 "changes": [{"field": "name", "old": "general", "new": "lobby"}],
                 "field": "channels[0]",
             },
-            {
-                "kind": "channel",
-                "name": "memes",
-                "action": "delete",
-                "id": "1191000000000003016",
-                "changes": [],
-                "field": "",
-                "note": "its messages are deleted with it and cannot come back",
-            },
+            MEMES_DELETED,
         ],
-        "plan_id": "plan_3f2a9c0d1e4b5a6978c0d1e2f3a4b5c6",
+        "plan_id": PLAN_ID,
         "problems": [],
     },
 }

@@ -11,10 +11,10 @@ round with the reasons; if that fails too the previous `currentConfig` (if it is
 reply says so. An invalid configuration is never returned. Files reach the model as URL blocks: the service never
 fetches a URL itself.
 
-On a live guild (`guild`, svcconf.ai_chat_guild) the model is told what the bot may grant there, and each answer
-carries what a deploy would do with its configuration (`plan`, `plan_id`) and refuse (`problems`). An answer
-that brings problems a deploy would refuse gets the repair round too; what it cannot repair stays in `problems`
-and the reply says so. The platform's ids stay with the service: the model addresses objects by name, and its
+On a live guild (`guild`, svcconf.ai_chat_guild) the model is told what the bot and the caller may grant there;
+each answer carries what a deploy would do with its configuration (`plan`, `plan_id`) and refuse (`problems`). An
+answer that brings problems a deploy would refuse gets the repair round too; what it cannot repair stays in
+`problems` and the reply says so. The platform's ids stay with the service: the model addresses objects by name, and its
 edits keep each object's id through renames and moves.
 """
 

@@ -148,7 +148,7 @@ class GuildReview(BaseModel):
 
 
 class LiveGuildChecks(Protocol):
-    """The live guild a conversation is about (svcconf.ai_chat_guild): what the bot may grant and change there,
+    """The live guild a conversation is about (svcconf.ai_chat_guild): what the bot and the caller may grant there,
     as the model is told it, and what a deploy of a configuration would do and refuse there."""
 
     def grants(self) -> dict[str, Any]: ...

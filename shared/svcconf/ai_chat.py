@@ -227,7 +227,7 @@ PARTIAL_REPLY = "(I ran out of time for this turn after {done} change(s); the re
 REFUSED_REST_REPLY = "(I made {done} change(s) before one that cannot be made: {why}.)"
 NOTHING_MADE_REPLY = "None of the changes I started could be made: {why}. Your configuration is unchanged."
 GO_ON = "Go on"
-DEPLOY_REFUSES_REPLY = "(A deploy to this server would refuse {count} thing(s) in this configuration: {what}.)"
+DEPLOY_REFUSES_REPLY = "(A deploy to this server would refuse {count} in this configuration: {what}.)"
 
 
 def _applied(
@@ -378,7 +378,8 @@ def _reviewed(answer: ChatAnswer, guild: LiveGuildChecks) -> ChatAnswer:
     if review.problems:
         what = "; ".join(f"{problem.field}: {problem.message}" for problem in review.problems[:3])
         more = f"; and {len(review.problems) - 3} more" if len(review.problems) > 3 else ""
-        note = DEPLOY_REFUSES_REPLY.format(count=len(review.problems), what=what + more)
+        count = f"{len(review.problems)} thing{'' if len(review.problems) == 1 else 's'}"
+        note = DEPLOY_REFUSES_REPLY.format(count=count, what=what + more)
         update["reply"] = f"{answer.reply} {note}"
     return answer.model_copy(update=update)
 

@@ -159,7 +159,7 @@ def test_a_role_the_bot_cannot_grant_gets_the_repair_round_and_is_named_in_probl
     assert body["problems"] == [
         {"field": "roles[2].permissions", "message": "grants BAN_MEMBERS, which the bot does not hold", "rule": None}
     ]
-    assert "would refuse 1 thing(s)" in body["reply"]
+    assert "would refuse 1 thing in this configuration" in body["reply"]
     assert "grants BAN_MEMBERS, which the bot does not hold" in body["reply"]
     # The configuration is still the one the user asked for (valid; only this server's bot cannot deploy it)
     banner = body["config"]["roles"][2]
@@ -207,7 +207,7 @@ def test_problems_the_configuration_had_before_the_turn_are_listed_but_cost_no_r
     assert body["problems"] == [
         {"field": "roles[3].permissions", "message": "grants BAN_MEMBERS, which the bot does not hold", "rule": None}
     ]
-    assert "would refuse 1 thing(s)" in body["reply"]
+    assert "would refuse 1 thing in this configuration" in body["reply"]
     assert [role["name"] for role in body["config"]["roles"]] == ["Greeter", "Moderator", "Member", "Banner"]
     assert "Stage Door" in {channel["name"] for channel in body["config"]["channels"]}
 

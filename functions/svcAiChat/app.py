@@ -50,7 +50,9 @@ class AiChatRequest(BaseModel):
     style: dict[str, Any] | None = None
     questionnaire_data: dict[str, Any] | None = None
     guild_id: Snowflake | None = Field(
-        None, description="A server the caller manages: the conversation starts from it, and answers carry a plan."
+        None,
+        description="A server the caller manages: the conversation starts from it, and answers carry the plan a "
+        "deploy with `prune` would run there, its `plan_id` and the `problems` that deploy would refuse.",
     )
 
 
@@ -65,7 +67,9 @@ app = create_app("svcAiChat", max_body_bytes=MIB)
     description=(
         "Sends the conversation so far (and optionally the current configuration, attachments, a style and the "
         "questionnaire's answers) to the AI, which answers with a reply, a configuration valid per the schema "
-        "(or null), quick replies, templates from the library that fit, and warnings."
+        "(or null), quick replies, templates from the library that fit, and warnings. With `guild_id`, on a server "
+        "the caller manages: what a deploy of the configuration would do there (`plan`, `plan_id` for its "
+        "`confirm`) and refuse (`problems`)."
     ),
     security=[{BEARER_AUTH: []}],
     responses={

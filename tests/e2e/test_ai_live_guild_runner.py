@@ -9,40 +9,23 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import requests
 
 from tests.helpers.e2e_deployer import DEPLOY_TIMEOUT_SECONDS, Deployer
-from tests.helpers.local_service import REQUEST_TIMEOUT_SECONDS, LocalService, running
+from tests.helpers.local_service import ai_chat, local_ai_runner
 
 pytestmark = pytest.mark.e2e
 
 DEMO = "1191000000000001001"  # alice owns it; the bot may deploy there
 GENERAL, ANNOUNCEMENTS = "1191000000000003014", "1191000000000003013"
 MODERATOR, MEMBER = "1191000000000002012", "1191000000000002013"
-WARM_UP_SECONDS = 120  # the SDK's import in a cold sandbox takes seconds, many more on a busy machine
 
 
 @pytest.fixture(scope="module")
 def deployer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployer]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SVC_AI_PROVIDER", "local")
-        patch.delenv("ANTHROPIC_API_KEY", raising=False)
-        patch.delenv("ANTHROPIC_BASE_URL", raising=False)
-        with running(tmp_path_factory.mktemp("ai-live-guild")) as (state, _started, log_path):
-            web = Deployer(LocalService(state=state, first_answer_seconds=0.0, log_path=log_path))
-            web.link()
-            yield web
-
-
-def turn(deployer: Deployer, body: dict[str, Any]) -> requests.Response:
-    """One svcAiChat call; while the function's sandboxes are still starting (the runner answers 429), wait."""
-    give_up_at = time.monotonic() + WARM_UP_SECONDS
-    while True:
-        response = requests.post(
-            deployer.service.url("svcAiChat"), json=body, headers=deployer.bearer, timeout=REQUEST_TIMEOUT_SECONDS + 5
-        )
-        if response.status_code != 429 or time.monotonic() > give_up_at:
-            return response
+    with local_ai_runner(tmp_path_factory.mktemp("ai-live-guild")) as service:
+        web = Deployer(service)
+        web.link()
+        yield web
 
 
 def finished(deployer: Deployer, project_id: str) -> dict[str, Any]:
@@ -61,7 +44,7 @@ def test_a_conversation_that_renames_and_removes_deploys_its_confirmed_plan_in_p
         "Remove the channel announcements and remove the role Member."
     )
 
-    answer = turn(deployer, {"messages": [{"role": "user", "content": asked}], "guild_id": DEMO})
+    answer = ai_chat(deployer.service, {"messages": [{"role": "user", "content": asked}], "guild_id": DEMO})
 
     assert answer.status_code == 200, answer.text
     body = answer.json()

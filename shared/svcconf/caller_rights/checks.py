@@ -1,4 +1,4 @@
-"""What the caller may do to each object of a plan: the platform's rules for people (docs/04-chat-platform.md,
+"""What the caller may do to each object of a plan: the platform's rules for people (docs/05-deploy-engine.md,
 "What a caller may do"), checked per plan item before anything is queued, and again when a deployment runs.
 
 Pure: the caller's standing, the guild as they see it and the plan in, one refusal per object out. Every kind of

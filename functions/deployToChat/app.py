@@ -24,6 +24,7 @@ from svcconf.config import ServerConfig
 from svcconf.deployments.requests import DeploymentView, DryRun, deploy, dry_run, info, rollback
 from svcconf.fields import Snowflake
 from svcconf.guild_configs import ExportAnswer, ImportAnswer, export_guild, import_template
+from svcconf.limits import platform_reads
 
 ProjectId = Annotated[
     str,
@@ -141,13 +142,23 @@ app = create_app("deployToChat", max_body_bytes=MIB)
                 " `plan_id`), or it gives every member a dangerous permission that `acknowledge` does not name",
                 502: "the chat platform failed or is rate-limiting the service",
                 503: "deployments or bearer authentication are not configured",
-            }
+            },
+            limited=True,
         ),
     },
 )
 def deploy_to_chat(
     request: Annotated[DeployToChatRequest, Body(openapi_examples=request_examples(DEPLOY_REQUESTS))],
     user: Annotated[BearerUser, Depends(bearer_user)],
+) -> Response[Answer]:
+    if isinstance(request, InfoRequest):
+        return _answer(info(user, request.project_id, request.guild_id))
+    with platform_reads(user):  # every other action makes the bot read the platform for the user
+        return _act(request, user)
+
+
+def _act(
+    request: DeployRequest | RollbackRequest | ExportRequest | ImportRequest, user: BearerUser
 ) -> Response[Answer]:
     if isinstance(request, ExportRequest):
         return _answer(export_guild(user, request.guild_id))
@@ -167,8 +178,6 @@ def deploy_to_chat(
             acknowledge=request.acknowledge,
         )
         return _answer(deployment, status_code=202)
-    if isinstance(request, InfoRequest):
-        return _answer(info(user, request.project_id, request.guild_id))
     return _answer(rollback(user, request.project_id, request.guild_id), status_code=202)
 
 

@@ -21,6 +21,7 @@ from svcconf.api import (
 from svcconf.api_examples import CONFIG_BY_CODE_ANSWERS, CONFIG_BY_CODE_REQUESTS
 from svcconf.auth import BotCaller, bot_caller
 from svcconf.codes import resolve_code
+from svcconf.config.answers import NullsLeftOut
 from svcconf.fields import DeploymentCodeText
 from svcconf.observability import metrics
 
@@ -34,7 +35,7 @@ class ConfigByCodeRequest(BaseModel):
 
 
 class ConfigByCodeResponse(BaseModel):
-    configuration: dict[str, Any]
+    configuration: Annotated[dict[str, Any], NullsLeftOut]
     project_name: str
     project_id: str
     expires_at: datetime

@@ -18,6 +18,7 @@ from svcconf.caller_rights import CallerView
 from svcconf.chat import UnknownGuild, get_chat_client
 from svcconf.chat_accounts import managed_guild
 from svcconf.config import LintWarning, ServerConfig
+from svcconf.config.answers import AnswerConfig
 from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.live import read_live_guild
 from svcconf.deploy_engine.native_template import template_config
@@ -33,7 +34,7 @@ TEMPLATE_CODE = re.compile(r"[A-Za-z0-9_-]{2,64}")
 
 class ExportAnswer(BaseModel):
     status: Literal["exported"] = Field(description="Tells this answer apart from the others of 200.")
-    config: ServerConfig
+    config: AnswerConfig
     warnings: list[LintWarning]
 
 
@@ -46,7 +47,7 @@ class TemplateSource(BaseModel):
 
 class ImportAnswer(BaseModel):
     status: Literal["imported"] = Field(description="Tells this answer apart from the others of 200.")
-    config: ServerConfig
+    config: AnswerConfig
     warnings: list[LintWarning]
     source: TemplateSource = Field(description="The native template the configuration was read from.")
 

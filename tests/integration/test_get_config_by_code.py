@@ -119,6 +119,25 @@ def test_code_of_the_wrong_format_is_rejected_naming_the_field(invoke, code):
     assert [detail["field"] for detail in response.body["details"]] == ["code"]
 
 
+SHAPE = "must look like SVC-XXXX-XXXX: upper-case letters and digits in two groups of four"
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        ("svc-7kq2-m9xd", f"{SHAPE} (did you mean 'SVC-7KQ2-M9XD'?)"),
+        ("SVC-7KQ2-M9X", SHAPE),
+        ("7KQ2M9XD", SHAPE),
+    ],
+)
+def test_a_code_of_the_wrong_shape_is_told_the_shape_in_words_not_a_regular_expression(invoke, code, message):
+    response = invoke("getConfigByCode", {"code": code})
+
+    assert response.status == 400
+    assert response.body["details"] == [{"field": "code", "message": message}]
+    assert "[A-Z0-9]" not in response.body["message"]
+
+
 def test_missing_code_is_rejected_naming_the_field(invoke):
     response = invoke("getConfigByCode", {"user_id": "1"})
     assert response.status == 400

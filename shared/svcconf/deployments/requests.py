@@ -21,6 +21,7 @@ from svcconf.chat import ChatError, UnknownGuild, get_chat_client
 from svcconf.chat_accounts import managed_guild
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig, to_bitfield
+from svcconf.config.answers import AnswerConfig
 from svcconf.config.lint import LintWarning, lint_config
 from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
@@ -111,7 +112,7 @@ class DeploymentView(BaseModel):
         default_factory=list,
         description="deploy: the plan passes the quota; the permission-safety lint; channels the caller cannot view.",
     )
-    config: ServerConfig | None = Field(
+    config: AnswerConfig | None = Field(
         None,
         description="info, once a deploy has finished: the configuration as deployed, with the id of every object it"
         " matched or created.",

@@ -225,10 +225,13 @@ def _finish(repository: DeploymentRepository, record: DeploymentRecord, *, error
     else:
         status = "succeeded" if not failed else ("partial" if changed else "failed")
     if failed and error is None:
-        error = f"{failed} object(s) failed: see steps.errors."
+        error = f"{failed} {'object' if failed == 1 else 'objects'} failed: see steps.errors."
     repository.finish(record, status, summary(record.kind, steps), error, utc_now())
     metrics.add_metric(name=f"Deployment{status.capitalize()}", unit="Count", value=1)
     logger.info("deployment finished", extra={"status": status, "changed": changed, "failed": failed})
+
+
+_SINGULAR = {group: kind for kind, group in KIND_GROUPS.items()}  # "roles" -> "role"; "settings" stays
 
 
 def summary(kind: DeploymentKind, steps: Steps) -> str:
@@ -236,7 +239,7 @@ def summary(kind: DeploymentKind, steps: Steps) -> str:
 
     def part(counter: str) -> str:
         counts = [(group, getattr(getattr(steps, group), counter)) for group in KIND_GROUPS.values()]
-        return ", ".join(f"{n} {group}" for group, n in counts if n) or "nothing"
+        return ", ".join(f"{n} {_SINGULAR[group] if n == 1 else group}" for group, n in counts if n) or "nothing"
 
     verbs = ("deleted", "updated") if kind == "rollback" else ("created", "updated")
     sentence = (

@@ -170,6 +170,10 @@ def grant_above(config: Config) -> None:
     config["roles"].append({"name": "Wardens", "permissions": ["BAN_MEMBERS"]})
 
 
+def overwrite_grant_above(config: Config) -> None:
+    _channel(config, "lounge").setdefault("overwrites", []).append({"role": "Members", "allow": ["BAN_MEMBERS"]})
+
+
 def settings(config: Config) -> None:
     config.setdefault("settings", {})["verification_level"] = "high"
 
@@ -190,6 +194,7 @@ CHANGES: dict[str, tuple[Callable[[Config], None], bool, tuple[str, str, str, st
     "create an overwrite": (create_overwrite, False, (P, P, NO, P)),
     "update an overwrite": (update_overwrite, False, (P, P, NO, P)),
     "grant above the caller (BAN_MEMBERS)": (grant_above, False, (P, P, NO, NO)),
+    "overwrite above the caller (BAN)": (overwrite_grant_above, False, (P, P, NO, NO)),
     "settings": (settings, False, (P, P, P, P)),
 }
 

@@ -5,31 +5,20 @@ from __future__ import annotations
 
 import json
 
-import boto3
 import pytest
-from aws_lambda_powertools.utilities import parameters
 
-from svcconf.settings import get_settings
-from tests.helpers.ai_provider import TEST_KEY
 from tests.helpers.chat_sandbox import BOB_ID, RIGHTS_LAB
 from tests.helpers.deploy_worker import USER, link
 from tests.helpers.handlers import bearer
 
-FUNCTION = "SvcAiChatFunction"
 HIDDEN_NAME, HIDDEN_TOPIC = "staff-secrets", "the raise list"
 
 
 @pytest.fixture
-def bob_chats(aws, invoke, platform, fake_provider, function_environment, monkeypatch):
-    """svcAiChat's environment, the provider key in its secret, a user linked to bob (MANAGE_GUILD only in the lab)."""
-    function_environment(FUNCTION)
-    secret_id = aws.environment_for(FUNCTION)["ANTHROPIC_API_KEY_SECRET_ID"]
-    boto3.client("secretsmanager", region_name="us-east-1").put_secret_value(SecretId=secret_id, SecretString=TEST_KEY)
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    get_settings.cache_clear()
-    parameters.clear_caches()
+def bob_chats(chat, invoke, platform):
+    """svcAiChat as in AWS (the shared `chat` fixture), its user linked to bob (MANAGE_GUILD only in the lab)."""
     link(invoke, platform, chat_user=BOB_ID)
-    return fake_provider
+    return chat
 
 
 def test_the_models_context_and_the_answer_leave_out_the_channel_hidden_from_the_caller(invoke, bob_chats):

@@ -5,46 +5,16 @@ server is refused."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
 
+from tests.helpers.converge import START, edited
 from tests.helpers.deploy_worker import DeployQueue, deploy_body, link, live_channels, live_roles, writes
 from tests.helpers.handlers import bearer
 
 USER = "web-user-1"
 BUILD_LAB = "1191000000000001005"  # an empty guild of alice's, with COMMUNITY and NEWS
-
-START: dict[str, Any] = {
-    "name": "Alice's Build Lab",
-    "roles": [
-        {"name": "Mods", "color": 3447003, "hoist": True, "permissions": ["KICK_MEMBERS", "MANAGE_MESSAGES"]},
-        {"name": "Helpers", "permissions": ["MANAGE_MESSAGES"]},
-        {"name": "Members", "permissions": ["SEND_MESSAGES"]},
-    ],
-    "categories": [
-        {
-            "name": "Community",
-            "channels": [
-                {"name": "general", "topic": "Say hello"},
-                {"name": "memes", "topic": "Funny only"},
-                {"name": "Lounge", "type": "voice"},
-                {"name": "Gaming", "type": "voice"},
-            ],
-        },
-        {
-            "name": "Staff",
-            "overwrites": [
-                {"role": "@everyone", "deny": ["VIEW_CHANNEL"]},
-                {"role": "Mods", "allow": ["VIEW_CHANNEL"]},
-            ],
-            "channels": [{"name": "mod-log"}, {"name": "announcements", "topic": "For the team"}],
-        },
-        {"name": "Archive", "channels": [{"name": "old-news"}]},
-    ],
-    "channels": [{"name": "rules"}, {"name": "faq"}],
-}
 
 
 @pytest.fixture
@@ -70,32 +40,6 @@ def exported(invoke) -> dict[str, Any]:
     answer = call(invoke, {"action": "export", "guild_id": BUILD_LAB})
     assert answer.status == 200, answer.body
     return answer.body["config"]
-
-
-def category(config: dict[str, Any], name: str) -> dict[str, Any]:
-    return next(c for c in config["categories"] if c["name"] == name)
-
-
-def edited(config: dict[str, Any]) -> dict[str, Any]:
-    """Rename a channel and a role, move a channel, reverse the orders, remove a channel and a role, rename the
-    server."""
-    config = copy.deepcopy(config)
-    config["name"] = "Alice's Lab, renamed"
-    community, staff = category(config, "Community"), category(config, "Staff")
-    community["channels"][0]["name"] = "lobby"  # general
-    config["roles"][0]["name"] = "Moderators"  # Mods
-    community["channels"].insert(1, staff["channels"].pop())  # announcements moves from Staff to Community
-    community["channels"] = [c for c in community["channels"] if c["name"] != "memes"]
-    config["roles"] = [role for role in config["roles"] if role["name"] != "Helpers"]
-    for overwrite in staff["overwrites"]:
-        overwrite["role"] = "Moderators" if overwrite["role"] == "Mods" else overwrite["role"]
-    config["roles"].reverse()
-    config["categories"].reverse()
-    config["channels"].reverse()
-    text = [c for c in community["channels"] if c["type"] != "voice"]
-    voice = [c for c in community["channels"] if c["type"] == "voice"]
-    community["channels"] = [*reversed(text), *reversed(voice)]
-    return config
 
 
 def test_an_edited_export_deploys_in_place_with_a_confirmed_prune_and_reads_back_as_configured(invoke, linked, aws):

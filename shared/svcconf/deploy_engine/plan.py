@@ -16,7 +16,9 @@ guild's settings in one request (after the channels, so the AFK and system chann
 (channels, categories, then roles; first instead, when the platform's caps leave no room for the creations
 otherwise), then one bulk role reorder if the configured roles' relative order differs.
 A channel's overwrites are its category's with the channel's own replacing them per role, so a channel in a
-private category is private from its first moment whatever the platform copies.
+private category is private from its first moment whatever the platform copies. A neutral overwrite (nothing
+allowed or denied) is sent with a new channel (so the platform copies nothing in its place) and left unwritten on a
+channel that has none: both grant the same.
 """
 
 from __future__ import annotations
@@ -482,7 +484,9 @@ class _Planner:
         changed, keys = [], []
         for target, spec in desired.items():
             current = live.get(self.ids.get(target, ""))
-            if current is None:
+            if current is None and not (spec.allow or spec.deny):
+                self._overwrite_item(owner_key, label, spec, "keep")  # no overwrite grants what a neutral one does
+            elif current is None:
                 keys.append(self._overwrite_item(owner_key, label, spec, "create"))
                 changed.append(spec)
             elif (int(current.allow), int(current.deny)) != (spec.allow, spec.deny):

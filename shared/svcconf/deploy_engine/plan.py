@@ -135,6 +135,7 @@ class _Planner:
         self.role_names = {role_key(role.name): role.name for role in config.roles}
         self.group_keys: dict[str, tuple[str | None, str]] = {}  # a category's or channel's key -> its order group
         self.orders = self._orders()
+        self.role_order = self._reorder()
 
     def plan(self) -> DeploymentPlan:
         room_roles, room_channels = self._room_first()
@@ -158,9 +159,8 @@ class _Planner:
         if not room_roles:
             self.steps += [step for step in self.deletions.steps if step.kind == "role"]
         self.items += self.deletions.items
-        reorder = self._reorder()
-        if reorder is not None:
-            self.steps.append(reorder)
+        if self.role_order is not None:
+            self.steps.append(self.role_order)
         return DeploymentPlan(
             guild_id=self.live.id, items=self.items, steps=self.steps, ids=self.ids, warnings=self.deletions.warnings
         )
@@ -174,11 +174,20 @@ class _Planner:
         created += sum(1 for c in self.config.categories if category_key(c.name) not in self.matches.categories)
         channels = len(self.live.channels) + created > MAX_CHANNELS
         # Within a category: what it holds now, and what the deploy creates in it or moves into it.
-        arriving = Counter(self.ids_of_category(cat) for _, cat, _ in _placed_channels(self.config) if cat)
+        arriving = Counter(
+            self.ids_of_category(cat)
+            for _, cat, ch in _placed_channels(self.config)
+            if cat and self._arrives(config_channel_key(cat.name, ch), self.ids_of_category(cat))
+        )
         for category_id, count in arriving.items():
             if category_id is not None and len(self.live.children_of(category_id)) + count > MAX_CHANNELS_PER_CATEGORY:
                 channels = True
         return roles, channels and bool(self.deletions.count("channel") or self.deletions.count("category"))
+
+    def _arrives(self, key: str, category_id: str | None) -> bool:
+        """The channel is created in its category, or moves into it."""
+        found = self.matches.channels.get(key)
+        return found is None or found.parent_id != category_id
 
     def ids_of_category(self, category: Category) -> str | None:
         found = self.matches.categories.get(category_key(category.name))
@@ -229,7 +238,7 @@ class _Planner:
 
     def _role_position(self, key: str, found: LiveRole) -> list[Change]:
         """The role's rank from the top among the configured roles, when the bulk reorder changes it."""
-        reorder = self._reorder()
+        reorder = self.role_order
         if reorder is None or found.is_everyone(self.live.id):
             return []
         final = {entry.ref: entry.position for entry in reorder.positions}

@@ -308,8 +308,11 @@ class _Planner:
         base = [overwrite.model_dump() for overwrite in found.permission_overwrites]
         if move_to is not None:
             base = self._without_inherited(found, base, desired)
+        replaced = len(base) != len(found.permission_overwrites)
         if not changes and not changed_overwrites:
             return
+        if changed_overwrites or replaced:  # journaled whole: the platform replaces the list whole
+            previous["permission_overwrites"] = [overwrite.model_dump() for overwrite in found.permission_overwrites]
         self.steps.append(
             ChannelStep(
                 op="update_channel",
@@ -323,7 +326,7 @@ class _Planner:
                 previous=previous,
                 overwrites=changed_overwrites,
                 base_overwrites=base,
-                replaces_overwrites=len(base) != len(found.permission_overwrites),
+                replaces_overwrites=replaced,
                 overwrite_keys=overwrite_keys,
             )
         )
@@ -465,10 +468,12 @@ def reorder_within_slots(bottom_up: list[str], movable: set[str], rank: dict[str
     wanted = sorted(ranked, key=lambda ref: rank[ref], reverse=True)
     if wanted == ranked:
         return None
-    final = {ref: position for position, ref in enumerate(bottom_up, start=1) if ref in movable}
-    final |= dict(zip(wanted, slots, strict=True))
+    before = {ref: position for position, ref in enumerate(bottom_up, start=1) if ref in movable}
+    final = before | dict(zip(wanted, slots, strict=True))
     # Every movable role with its position: a partial list would leave ties for the platform to break.
-    return ReorderRoles(positions=[RolePosition(ref=ref, position=pos) for ref, pos in sorted(final.items())])
+    return ReorderRoles(
+        positions=[RolePosition(ref=ref, position=pos, previous=before[ref]) for ref, pos in sorted(final.items())]
+    )
 
 
 def plan_deployment(

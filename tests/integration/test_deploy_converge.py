@@ -15,6 +15,7 @@ from tests.helpers.handlers import bearer
 
 USER = "web-user-1"
 BUILD_LAB = "1191000000000001005"  # an empty guild of alice's, with COMMUNITY and NEWS
+DEMO = "1191000000000001001"  # alice owns it; Moderator and Member are held by one member each
 
 
 @pytest.fixture
@@ -125,3 +126,25 @@ def test_a_plan_taken_before_someone_adds_a_channel_is_refused_and_nothing_is_de
     assert {i["name"] for i in stale.body["plan"] if i["action"] == "delete"} == {"faq", "brand-new"}
     assert writes(linked) == []
     assert {"faq", "brand-new"} <= set(live_channels(linked, BUILD_LAB))
+
+
+def test_the_dry_run_says_how_many_members_hold_each_role_a_prune_deletes(invoke, linked, aws):
+    # Given the demo guild, whose Moderator and Member roles are each held by one member, read as a configuration
+    config = call(invoke, {"action": "export", "guild_id": DEMO}).body["config"]
+    config["roles"] = []
+
+    # When a prune without its roles is planned
+    dry = call(invoke, deploy_body(DEMO, config, dry_run=True, prune=True))
+
+    # Then each role's delete item carries its id, and a warning the number of its holders (the platform's counts)
+    assert dry.status == 200, dry.body
+    assert {(i["name"], i["id"]) for i in dry.body["plan"] if i["action"] == "delete"} == {
+        ("Moderator", "1191000000000002012"),
+        ("Member", "1191000000000002013"),
+    }
+    assert sorted(w["message"] for w in dry.body["warnings"] if w["rule"] == "delete") == [
+        "role 'Member' will be deleted: 1 member holds it and loses it",
+        "role 'Moderator' will be deleted: 1 member holds it and loses it",
+    ]
+    assert ("GET", "/guilds/{guild_id}/roles/member-counts") in [(e["method"], e["route"]) for e in linked.request_log]
+    assert writes(linked) == []

@@ -89,8 +89,13 @@ def deletion_warnings(items: list[PlanItem], member_counts: Mapping[str, int] | 
         if item.action != "delete" or item.kind != "role":
             continue
         held = None if member_counts is None else member_counts.get(item.id or "", 0)
-        holders = "an unknown number of members" if held is None else f"{held} member{'' if held == 1 else 's'}"
-        message = f"role '{item.name}' will be deleted: {holders} hold it and lose it"
+        if held is None:
+            holders = "an unknown number of members hold it and lose it"
+        elif held == 1:
+            holders = "1 member holds it and loses it"
+        else:
+            holders = f"{held} members hold it and lose it"
+        message = f"role '{item.name}' will be deleted: {holders}"
         warnings.append(LintWarning(field="roles", rule="delete", message=message))
     return warnings
 

@@ -48,13 +48,19 @@ def _deploy(state: dict[str, Any], config: dict[str, Any]) -> tuple[float, float
         "config": config,
     }
     started = time.time()
+    accepted, info = _queued_until_finished(url, body, bearer)
+    return started, accepted, time.time(), info
+
+
+def _queued_until_finished(url: str, body: dict[str, Any], bearer: dict[str, str]) -> tuple[float, dict[str, Any]]:
+    """Sends a deploy and polls `info` until it ends: when it was accepted, and the finished info."""
     queued = requests.post(url, json=body, headers=bearer, timeout=60)
     assert queued.status_code == 202, queued.text
     accepted = time.time()
     while True:
         info = requests.post(url, json={"action": "info", "project_id": "bench"}, headers=bearer, timeout=60).json()
         if info["status"] in ("succeeded", "partial", "failed"):
-            return started, accepted, time.time(), info
+            return accepted, info
         time.sleep(0.2)
 
 
@@ -155,14 +161,7 @@ def _converge(state: dict[str, Any], sandbox: str) -> tuple[list[dict[str, Any]]
     assert dry.status_code == 200, dry.text
     before = len(requests.get(f"{sandbox}/_sandbox/log", timeout=30).json()["requests"])
     confirmed = {**body, "config": config, "prune": True, "confirm": dry.json()["plan_id"]}
-    queued = requests.post(url, json=confirmed, headers=bearer, timeout=60)
-    assert queued.status_code == 202, queued.text
-    accepted = time.time()
-    while True:
-        info = requests.post(url, json={"action": "info", "project_id": "bench"}, headers=bearer, timeout=60).json()
-        if info["status"] in ("succeeded", "partial", "failed"):
-            break
-        time.sleep(0.2)
+    accepted, info = _queued_until_finished(url, confirmed, bearer)
     log = requests.get(f"{sandbox}/_sandbox/log", timeout=30).json()["requests"][before:]
     worker = sum(1 for entry in log if entry["time"] >= accepted)
     return dry.json()["plan"], info, len(log) - worker, worker

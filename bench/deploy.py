@@ -107,8 +107,8 @@ def run() -> None:
     )
     total = len(request_side) + len(worker)
     print(
-        f"  all platform requests: {total}  minimum ({MINIMUM_READS} reads + {sum(size)} creations + 1 reorder + {settings} name"
-        f" and settings): {minimum}"
+        f"  all platform requests: {total}  minimum ({MINIMUM_READS} reads + {sum(size)} creations + 1 reorder"
+        f" + {settings} name and settings): {minimum}"
     )
     print(f"  over the minimum: {total - minimum:+d} in all, {len(worker) - minimum:+d} for the worker")
     print(f"  worker wall time, first to last request: {span:.1f} s")
@@ -185,6 +185,7 @@ def _print_converge(plan: list[dict[str, Any]], info: dict[str, Any], request_si
     )
     print(f"  platform requests of the request: {request_side}; of the worker: {worker}")
     print(
-        f"  minimum ({MINIMUM_READS} reads + {len(changed)} changes + {len(deleted)} deletes + {len(orders)} orders): {minimum};"
+        f"  minimum ({MINIMUM_READS} reads + {len(changed)} changes + {len(deleted)} deletes"
+        f" + {len(orders)} orders): {minimum};"
         f" over it: {request_side + worker - minimum:+d} in all, {worker - minimum:+d} for the worker"
     )

@@ -262,3 +262,47 @@ def test_lifting_a_categorys_deny_keeps_it_on_channels_with_overwrites_of_their_
     admin = result.config.categories[0].channels[1]
     assert [(o.role, o.deny) for o in admin.overwrites] == [("Manager", []), ("@everyone", ["VIEW_CHANNEL"])]
     assert not config_access(result.config)[ADMIN, "Moderator"] & VIEW_CHANNEL_BIT
+
+
+def test_an_add_past_the_channel_cap_is_refused_as_that_edit_naming_the_cap() -> None:
+    # 10 categories of 49 channels: 500 channels, categories included, the platform's cap exactly.
+    full = ServerConfig.model_validate(large_community(250, 10, 490))
+    assert full.channel_count() == 500
+
+    with pytest.raises(EditsRejected) as raised:
+        apply_edits(full, [edit(op="add", kind="channel", name="one-too-many", cat="Area 3")])
+
+    [problem] = raised.value.problems
+    assert (problem.field, problem.message) == (
+        "edits[0]",
+        "the configuration already has 500 channels (categories included)",
+    )
+    assert raised.value.applied == 0
+
+
+@pytest.mark.parametrize(
+    ("rename", "path", "old_name", "new_name"),
+    [
+        (edit(op="rename", kind="role", name="Mods", to="mods"), "roles[1].name", "Mods", "mods"),
+        (
+            edit(op="rename", kind="channel", name="general", cat="Community", to="General"),
+            "categories[0].channels[0].name",
+            "general",
+            "General",
+        ),
+        (edit(op="rename", kind="category", name="Staff", to="STAFF"), "categories[1].name", "Staff", "STAFF"),
+    ],
+)
+def test_a_rename_that_changes_only_the_case_is_made(rename: Edit, path: str, old_name: str, new_name: str) -> None:
+    result = apply(rename)
+
+    [change, *_retargeted] = result.changes
+    assert (change.op, change.path, change.old, change.new) == ("rename", path, old_name, new_name)
+
+
+def test_a_case_only_role_rename_follows_into_every_overwrite() -> None:
+    result = apply(edit(op="rename", kind="role", name="Mods", to="mods"))
+
+    assert result.config.role_names() == ["Admin", "mods"]
+    assert [o.role for o in result.config.categories[1].overwrites] == ["@everyone", "mods"]
+    assert [o.role for o in result.config.categories[0].channels[1].overwrites] == ["mods"]

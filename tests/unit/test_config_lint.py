@@ -151,13 +151,13 @@ CASES = (
         "channel-role-overwrite-drops-the-category-allow",
         "category-view-dropped",
         server(
-            roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR"]}, MODS],
+            roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR"]}, MODS, MEMBERS],
             categories=[staff_category({"role": "Mods", "deny": ["SEND_MESSAGES"]})],
         ),
         "categories[0].channels[0].overwrites[0].allow",
         ("role 'Mods'", "channel 'mod-chat'", "add VIEW_CHANNEL to its allow list"),
         server(
-            roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR"]}, MODS],
+            roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR"]}, MODS, MEMBERS],
             categories=[staff_category({"role": "Mods", "allow": ["VIEW_CHANNEL"], "deny": ["SEND_MESSAGES"]})],
         ),
     ),
@@ -200,7 +200,7 @@ CASES = (
         server(everyone_permissions=["VIEW_CHANNEL", "MANAGE_CHANNELS", "MENTION_EVERYONE"]),
         "everyone_permissions",
         ("MANAGE_CHANNELS and MENTION_EVERYONE", "remove them from everyone_permissions"),
-        server(everyone_permissions=["VIEW_CHANNEL", "SEND_MESSAGES", "MANAGE_MESSAGES"]),
+        server(everyone_permissions=["VIEW_CHANNEL", "SEND_MESSAGES", "ATTACH_FILES"]),
     ),
     Case(
         "system-channel-in-a-private-category",
@@ -461,3 +461,15 @@ def test_a_neutral_overwrite_is_not_taken_for_a_dropped_view_channel() -> None:
     assert [(w.field, w.rule) for w in warnings if w.rule == "category-view-dropped"] == [
         ("categories[1].channels[0].overwrites[0].allow", "category-view-dropped")
     ]
+
+
+def test_a_channel_overwrite_for_everyone_under_a_category_that_allows_everyone_to_view_is_no_warning() -> None:
+    # Given a category whose @everyone overwrite allows VIEW_CHANNEL (what @everyone has anyway) and a channel
+    # whose own @everyone overwrite replaces it without saying anything about VIEW_CHANNEL
+    opened = staff_category(
+        {"role": "@everyone", "deny": ["SEND_MESSAGES"]},
+        category_overwrites=[{"role": "@everyone", "allow": ["VIEW_CHANNEL"]}],
+    )
+
+    # When linted, Then nothing is reported: every member still sees the channel, as the category meant
+    assert lint(server(categories=[opened])) == []

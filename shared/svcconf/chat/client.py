@@ -25,12 +25,15 @@ from svcconf.chat.ratelimit import (
     BucketView,
     RouteKey,
 )
+from svcconf.chat.recent import RecentAnswers
 from svcconf.chat.templates import GuildTemplate
 from svcconf.chat.transport import ANONYMOUS, Auth, ChatTransport, Route
 from svcconf.settings import get_settings
 
 logger = logging.getLogger(__name__)
 
+TEMPLATE_SECONDS = 60.0  # a native template changes only when its creator syncs it
+INVITE_SECONDS = 30.0  # an invite's member counts are approximate anyway
 PAGE_SIZE = 200  # `GET /users/@me/guilds` returns at most 200 guilds per page
 BITFIELD_KEYS = ("permissions", "allow", "deny")
 CREATE_ROUTES = {"role": "/guilds/{guild_id}/roles", "channel": "/guilds/{guild_id}/channels"}
@@ -59,6 +62,12 @@ class ChatClient(ChatTransport):
 
     guild_page_size = PAGE_SIZE
 
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        # Public lookups by code, kept briefly (svcconf/chat/recent.py): a flood of the same code costs one request.
+        self._recent_invites: RecentAnswers[Invite] = RecentAnswers(INVITE_SECONDS, clock=self._clock)
+        self._recent_templates: RecentAnswers[GuildTemplate] = RecentAnswers(TEMPLATE_SECONDS, clock=self._clock)
+
     def get_invite(self, code: str, *, with_counts: bool = True) -> Invite:
         """Resolve an invite code (case-sensitive). Unknown, expired or revoked: `UnknownInvite`.
 
@@ -68,7 +77,9 @@ class ChatClient(ChatTransport):
         route = Route("GET", "/invites/{code}", code=code)
         params = {"with_counts": "true"} if with_counts else None
         auth = self._bot_auth() if self._has_bot_token() else ANONYMOUS
-        return self._read(Invite, route, self._json(route, auth, params=params))
+        return self._recent_invites.get_or_fetch(
+            (code, with_counts), lambda: self._read(Invite, route, self._json(route, auth, params=params))
+        )
 
     # -- OAuth2 ----------------------------------------------------------------------------
 
@@ -129,7 +140,9 @@ class ChatClient(ChatTransport):
         is one, as for invites). Unknown: `UnknownTemplate`."""
         route = Route("GET", "/guilds/templates/{code}", code=code)
         auth = self._bot_auth() if self._has_bot_token() else ANONYMOUS
-        return self._read(GuildTemplate, route, self._json(route, auth))
+        return self._recent_templates.get_or_fetch(
+            code, lambda: self._read(GuildTemplate, route, self._json(route, auth))
+        )
 
     def list_roles(self, guild_id: str) -> list[Role]:
         route = Route("GET", "/guilds/{guild_id}/roles", guild_id=guild_id)

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from svcconf.config.answers import NullsLeftOut
 from svcconf.config.permissions import MAX_CHANNELS, MAX_CHANNELS_PER_CATEGORY, MAX_ROLES
 from svcconf.config.schema import EVERYONE, Category, Channel, Overwrite, Role, ServerConfig
 from svcconf.errors import FieldError, field_path
@@ -50,8 +51,8 @@ class Edit(BaseModel):
 class ConfigChange(BaseModel):
     op: Op
     path: str
-    old: Any = None
-    new: Any = None
+    old: Annotated[Any, NullsLeftOut] = None  # parts of a configuration, as answers give them
+    new: Annotated[Any, NullsLeftOut] = None
 
 
 class EditsRejected(Exception):

@@ -25,14 +25,24 @@ from svcconf.config.permissions import ADMINISTRATOR, CHANNEL_TYPES
 from svcconf.config.schema import EVERYONE, Category, Channel, Overwrite, ServerConfig, platform_channel_name
 from svcconf.errors import field_path
 
-# What no member should hold just for being on the server (ADMINISTRATOR grants all of them).
+# What no member should hold just for being on the server (ADMINISTRATOR grants all of them): the power to run it,
+# to moderate its members and their messages, to reach everyone at once or to read its audit log.
 DANGEROUS_PERMISSIONS = (
     ADMINISTRATOR,
     "MANAGE_GUILD",
     "MANAGE_ROLES",
     "MANAGE_CHANNELS",
-    "MENTION_EVERYONE",
     "MANAGE_WEBHOOKS",
+    "MENTION_EVERYONE",
+    "BAN_MEMBERS",
+    "KICK_MEMBERS",
+    "MODERATE_MEMBERS",
+    "MANAGE_MESSAGES",
+    "MANAGE_NICKNAMES",
+    "MANAGE_THREADS",
+    "MANAGE_EVENTS",
+    "MANAGE_GUILD_EXPRESSIONS",
+    "VIEW_AUDIT_LOG",
 )
 VIEW_CHANNEL = "VIEW_CHANNEL"
 
@@ -272,8 +282,8 @@ def _administrator_with_redundant_permissions(config: ServerConfig) -> Iterator[
 LINT_RULES: tuple[LintRule, ...] = (
     LintRule(
         "everyone-dangerous-permission",
-        "An @everyone overwrite allows ADMINISTRATOR, MANAGE_GUILD, MANAGE_ROLES, MANAGE_CHANNELS, "
-        "MENTION_EVERYONE or MANAGE_WEBHOOKS.",
+        "An @everyone overwrite allows a dangerous permission (ADMINISTRATOR, a MANAGE_ one, BAN_MEMBERS, "
+        "KICK_MEMBERS, MODERATE_MEMBERS, MENTION_EVERYONE or VIEW_AUDIT_LOG).",
         _everyone_allowed_dangerous,
     ),
     LintRule(

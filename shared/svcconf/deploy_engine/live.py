@@ -35,6 +35,7 @@ class LiveGuild(BaseModel):
 
     id: str
     name: str
+    owner_id: str | None = None
     features: list[str]
     settings: GuildSettings = GuildSettings()
     roles: list[Role]
@@ -89,6 +90,7 @@ def read_live_guild(client: ChatClient, guild_id: str, bot_role_ids: list[str] |
     return LiveGuild(
         id=guild.id,
         name=guild.name,
+        owner_id=guild.owner_id,
         features=guild.features,
         settings=GuildSettings.of(guild),
         roles=guild.roles,

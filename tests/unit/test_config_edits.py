@@ -306,3 +306,27 @@ def test_a_case_only_role_rename_follows_into_every_overwrite() -> None:
     assert result.config.role_names() == ["Admin", "mods"]
     assert [o.role for o in result.config.categories[1].overwrites] == ["@everyone", "mods"]
     assert [o.role for o in result.config.categories[0].channels[1].overwrites] == ["mods"]
+
+
+def test_a_channel_with_overwrites_of_its_own_keeps_who_can_do_what_when_it_moves() -> None:
+    data = ADMINISTRATION.model_dump(mode="json")
+    lounge = {"name": "Lounge", "overwrites": [{"role": "Muted", "deny": ["SEND_MESSAGES"]}], "channels": []}
+    config = ServerConfig.model_validate({**data, "categories": [*data["categories"], lounge]})
+    moves = [
+        edit(op="move", kind="channel", name="admin", cat="Administration", to="Lounge"),
+        edit(op="move", kind="channel", name="mod-chat", cat="Administration", to="Lounge"),
+    ]
+
+    result = apply_edits(config, moves)
+
+    def by_role(config: ServerConfig, place: str) -> dict[str, int]:
+        return {role: bits for (where, role), bits in config_access(config).items() if where == place}
+
+    moved = "text '{}' in category 'Lounge'"
+    assert by_role(result.config, moved.format("admin")) == by_role(config, ADMIN)  # kept: it has its own
+    assert by_role(result.config, moved.format("mod-chat"))["@everyone"] & VIEW_CHANNEL_BIT  # follows Lounge
+    assert [(c.op, c.path) for c in result.changes] == [
+        ("move", "categories[1].channels[0]"),
+        ("update", "categories[1].channels[0].overwrites"),
+        ("move", "categories[1].channels[1]"),
+    ]

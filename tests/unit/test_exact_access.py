@@ -10,44 +10,47 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from svcconf.chat import Guild
+from svcconf.config import EVERYONE
 from svcconf.config.access import access_differences, config_access
 from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.live import LiveGuild, guild_access
 from svcconf.deploy_engine.plan import plan_deployment
+from tests.helpers.generated_configs import ROLE_NAMES, ROLE_PERMISSIONS, overwrites
 from tests.helpers.live_guilds import GUILD_ID, GuildBuilder, overwrite
 
-PERMISSIONS = ("VIEW_CHANNEL", "SEND_MESSAGES", "CONNECT", "SPEAK", "ADD_REACTIONS", "EMBED_LINKS")
 MEMBER_ID = "1191000000000000101"
 EXAMPLES = 100
 
 
 @st.composite
-def overwrites(draw: st.DrawFn, role_ids: list[str]) -> list[dict[str, object]]:
-    targets = draw(st.lists(st.sampled_from([GUILD_ID, *role_ids]), unique=True, max_size=len(role_ids) + 1))
-    found = []
-    for target in targets:
-        allow = draw(st.lists(st.sampled_from(PERMISSIONS), unique=True, max_size=3))
-        deny = draw(st.lists(st.sampled_from([p for p in PERMISSIONS if p not in allow]), unique=True, max_size=3))
-        found.append(overwrite(target, allow=tuple(allow), deny=tuple(deny)))
+def live_overwrites(draw: st.DrawFn, role_ids: dict[str, str]) -> list[dict[str, object]]:
+    """A configuration's kind of overwrites (allows, denies, neutral ones) for the guild's roles by id, and
+    sometimes a member's (not a role's)."""
+    found = [
+        overwrite(role_ids[o["role"]], allow=tuple(o["allow"]), deny=tuple(o["deny"]))
+        for o in draw(overwrites([name for name in role_ids if name != EVERYONE]))
+    ]
     if draw(st.booleans()):
-        found.append({"id": MEMBER_ID, "type": 1, "allow": "1024", "deny": "0"})  # a member's: not a role's
+        found.append({"id": MEMBER_ID, "type": 1, "allow": "1024", "deny": "0"})
     return found
 
 
 @st.composite
 def live_guilds(draw: st.DrawFn) -> LiveGuild:
     guild = GuildBuilder()
-    names = draw(st.lists(st.sampled_from(["Moderator", "Member", "Muted", "Guest"]), unique=True, max_size=3))
-    role_ids = [guild.role(name, *draw(st.lists(st.sampled_from(PERMISSIONS), unique=True))) for name in names]
+    names = draw(st.lists(st.sampled_from(ROLE_NAMES), unique=True, max_size=3))
+    role_ids = {EVERYONE: GUILD_ID}
+    for name in names:
+        role_ids[name] = guild.role(name, *draw(st.lists(st.sampled_from(ROLE_PERMISSIONS), unique=True)))
     for c in range(draw(st.integers(0, 3))):
-        category_overwrites = draw(overwrites(role_ids))
+        category_overwrites = draw(live_overwrites(role_ids))
         category = guild.category(f"Area {c}", category_overwrites)
         for n, kind in enumerate(draw(st.lists(st.sampled_from(["text", "voice"]), max_size=3))):
             # a copy of its category's (synced), or overwrites of its own: more, fewer, neutral ones
-            own = category_overwrites if draw(st.booleans()) else draw(overwrites(role_ids))
+            own = category_overwrites if draw(st.booleans()) else draw(live_overwrites(role_ids))
             guild.channel(f"room-{c}-{n}", kind, parent=category, overwrites=own)
     for n in range(draw(st.integers(0, 2))):
-        guild.channel(f"lobby-{n}", overwrites=draw(overwrites(role_ids)))
+        guild.channel(f"lobby-{n}", overwrites=draw(live_overwrites(role_ids)))
     return guild.build()
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from svcconf.config import ServerConfig
-from svcconf.deploy_engine.matching import config_channel_key, with_ids
+from svcconf.deploy_engine.matching import config_channel_key, match_objects, with_ids
 from svcconf.deploy_engine.steps import category_key, role_key
+from tests.helpers.live_guilds import GuildBuilder
 
 QUIET, ARCHIVE, LOBBY = "1191000000000000778", "1191000000000000779", "1191000000000000780"
 CONFIG = ServerConfig.model_validate(
@@ -52,3 +53,39 @@ def test_nothing_but_the_ids_changes():
             item.pop("id", None)
     assert result == expected
     assert with_ids(CONFIG, {}) == CONFIG
+
+
+def test_a_category_is_matched_by_its_id_before_any_name():
+    guild = GuildBuilder()
+    chat, lounge = guild.category("Chat"), guild.category("Lounge")
+    config = ServerConfig.model_validate({"name": "s", "categories": [{"name": "Lounge", "id": chat}]})
+
+    matches = match_objects(guild.build(), config)
+
+    assert matches.categories[category_key("Lounge")].id == chat  # renamed Chat, not the live Lounge
+    assert lounge not in matches.claimed
+
+
+def test_channels_after_one_matched_by_id_or_one_whose_category_is_new_are_still_matched_by_name():
+    guild = GuildBuilder()
+    chat = guild.category("Chat")
+    general, memes = guild.channel("general", parent=chat), guild.channel("memes", parent=chat)
+    rules = guild.channel("rules")
+    config = ServerConfig.model_validate(
+        {
+            "name": "s",
+            "categories": [
+                {"name": "Chat", "channels": [{"name": "general", "id": general}, {"name": "memes"}]},
+                {"name": "New", "channels": [{"name": "fresh"}]},
+            ],
+            "channels": [{"name": "rules"}],
+        }
+    )
+
+    matches = match_objects(guild.build(), config)
+
+    assert {key: channel.id for key, channel in matches.channels.items()} == {
+        config_channel_key("Chat", config.categories[0].channels[0]): general,
+        config_channel_key("Chat", config.categories[0].channels[1]): memes,
+        config_channel_key(None, config.channels[0]): rules,
+    }

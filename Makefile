@@ -147,7 +147,7 @@ mutation: venv  ## mutation testing: all of shared/svcconf/ (long) or MODULES="s
 	$(MUTATE) $(MODULES)
 
 mutation-gate: venv  ## the mutation gate of make test: the guarantees' modules, failing on a survivor not in the baseline
-	$(SAY) "mutation gate: $$(grep -cE '^"svcconf/' local/mutation/modules.toml) modules of the layer under mutmut (about ten minutes)"
+	$(SAY) "mutation gate: $$(sed -n '/^\[gate\]/,/^\[modules\]/p' local/mutation/modules.toml | grep -c '^"svcconf/') modules of the layer under mutmut, one run each (minutes)"
 	$(MUTATE) --gate
 
 mutation-baseline: venv  ## rewrite local/mutation/baseline.toml from the gate's survivors (after merges), keeping reasons; SAVED=1: from the last runs

@@ -40,13 +40,15 @@ def _report(run: ModuleRun, judged: dict[tuple[str, str, str], baseline.Equivale
     if run.failure:
         print(f"{run.module}: mutmut did not run ({run.seconds:.0f} s)\n{run.failure}")
         return 0, 1
-    equivalent = [m for m in run.survivors if baseline.mutant_key(run.module, m) in judged]
+    listed = [judged[key] for m in run.survivors if (key := baseline.mutant_key(run.module, m)) in judged]
+    equivalent = [entry for entry in listed if entry.reason != baseline.UNJUDGED]
     new = [m for m in run.survivors if baseline.mutant_key(run.module, m) not in judged]
     killed = run.count(KILLED)
+    unjudged = f" ({len(listed) - len(equivalent)} UNJUDGED)" if len(listed) > len(equivalent) else ""
     print(
         f"{run.module:<36} mutants {len(run.mutants):>4}  killed {run.count({'killed'}):>4}  "
         f"timeout {run.count({'timeout'}):>2}  survived {len(run.survivors):>3}  equivalent {len(equivalent):>3}  "
-        f"score {_score(killed, len(run.mutants) - len(equivalent)):>6}  {run.seconds:>4.0f} s"
+        f"score {_score(killed, len(run.mutants) - len(equivalent)):>6}  {run.seconds:>4.0f} s{unjudged}"
     )
     for mutant in new:
         print(f"  survived: {mutant.name} [{mutant.status}]")

@@ -51,7 +51,9 @@ class InfoRequest(BaseModel):
 class RollbackRequest(BaseModel):
     action: Literal["rollback"]
     project_id: ProjectId
-    guild_id: Snowflake
+    guild_id: Snowflake | None = Field(
+        None, description="The guild of the deployment to undo; absent: the project's newest deployment anywhere."
+    )
 
 
 class ExportRequest(BaseModel):

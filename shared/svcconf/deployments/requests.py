@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from svcconf import codes
+from svcconf import backups, codes
 from svcconf.auth import BearerUser
 from svcconf.chat import UnknownGuild, get_chat_client
 from svcconf.chat_accounts import managed_guild
@@ -62,6 +62,10 @@ class BotNotInGuild(Conflict):
 
 class PreflightFailed(Conflict):
     default_message = "The deployment cannot work in this server as it is."
+
+
+class SnapshotGone(Conflict):
+    default_message = "The deployment's snapshot of the server is gone: it can no longer be rolled back."
 
 
 class NoDeployment(NotFound):
@@ -179,15 +183,24 @@ def deploy(user: BearerUser, guild_id: str, project_id: str, project_name: str, 
     return view(record).model_copy(update={"warnings": warnings})
 
 
-def rollback(user: BearerUser, project_id: str, guild_id: str) -> DeploymentView:
-    chat_user_id, _ = managed_guild(user, guild_id)
-    holder = deployment_repository().lock_holder(guild_id, int(utc_now().timestamp()))
-    if holder is not None and holder.status == "waiting":
-        raise GuildIsBusy.held_by(holder)  # named with its time, whether or not it is the one to roll back
-    target = deployment_repository().newest(user.sub, project_id, guild_id=guild_id, kind="deploy")
+def rollback(user: BearerUser, project_id: str, guild_id: str | None) -> DeploymentView:
+    """Queues the undoing of the caller's newest deployment of the project (to `guild_id`, when given)."""
+    if guild_id is not None:
+        managed_guild(user, guild_id)  # 403 before anything about the project is told
+    repository = deployment_repository()
+    target = repository.newest(user.sub, project_id, guild_id=guild_id, kind="deploy")
     if target is None or not target.finished or target.rolled_back_by or not target.backup_id:
         raise NoDeployment("Nothing to roll back: no finished, not yet rolled back deployment of this project here.")
-    live = _live_guild(guild_id, None)
+    chat_user_id, _ = managed_guild(user, target.guild_id)
+    holder = repository.lock_holder(target.guild_id, int(utc_now().timestamp()))
+    if holder is not None and holder.status == "waiting":
+        raise GuildIsBusy.held_by(holder)  # named with its time, whether or not it is the one to roll back
+    if not backups.backup_exists(target.backup_id):
+        raise SnapshotGone(
+            f"Deployment {target.deployment_id} can no longer be rolled back: its snapshot of the server "
+            f"({target.backup_id}) is gone."
+        )
+    live = _live_guild(target.guild_id, None)
     record = _new_record(
         "rollback",
         user,

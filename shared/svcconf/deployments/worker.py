@@ -109,7 +109,7 @@ def _worker_plan(
     if record.kind == "deploy":
         if record.backup_id is None:
             snapshot = GuildSnapshot.of(live, utc_now())
-            backup = backups.create_backup(
+            backup = backups.create_deployment_snapshot(
                 live.id,
                 snapshot.backup_data(record.deployment_id),
                 guild_name=live.name,

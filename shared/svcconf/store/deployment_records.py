@@ -2,7 +2,8 @@
 
 - A deployment: `pk = USER#<sub>`, `sk = DEPLOYMENT#<project_id>#<deployment_id>` (ids sort by creation
   time, so a project's newest deployment is the first of a descending query). It carries its status, its step
-  counts, and its journal: the ids it created, the objects it updated with their previous attributes, the
+  counts, its configuration (compressed, or in the documents bucket when too big: `svcconf.store.documents`),
+  and its journal: the ids it created, the objects it updated with their previous attributes, the
   objects that failed. Every applied step updates it in place (one UpdateItem), so a resumed worker knows
   what was done.
 - The guild lock: `pk = GUILD#<guild_id>`, `sk = LOCK`, naming the deployment that holds it. It is taken in
@@ -20,7 +21,7 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel, Field
 
 from svcconf.deploy_engine.steps import KIND_GROUPS
-from svcconf.store import blobs
+from svcconf.store import documents
 from svcconf.store.dynamo import is_conditional_check_failure, plain_integers, table
 
 DeploymentKind = Literal["deploy", "rollback"]
@@ -106,17 +107,22 @@ def _lock_key(guild_id: str) -> dict[str, str]:
     return {"pk": f"GUILD#{guild_id}", "sk": "LOCK"}
 
 
+def configuration_key(deployment_id: str) -> str:
+    """Where the documents bucket keeps a deployment's configuration when its item cannot."""
+    return f"deployments/{deployment_id}/configuration.json.bz2"
+
+
 def _to_item(record: DeploymentRecord) -> dict[str, Any]:
     item = record.model_dump(mode="json", exclude={"configuration"}, exclude_none=True)
     if record.configuration is not None:
-        item["configuration"] = blobs.pack(blobs.json_bytes(record.configuration))
+        item["configuration"] = documents.stored(record.configuration, configuration_key(record.deployment_id))
     return {"pk": _pk(record.user_id), "sk": _sk(record.project_id, record.deployment_id), **item}
 
 
 def _from_item(item: dict[str, Any]) -> DeploymentRecord:
     values = {key: value for key, value in item.items() if key not in ("pk", "sk")}
     if "configuration" in values:
-        values["configuration"] = blobs.unpack(values["configuration"])
+        values["configuration"] = documents.loaded(values["configuration"])
     return DeploymentRecord.model_validate(plain_integers(values))
 
 

@@ -138,7 +138,8 @@ def backup_exists(backup_id: str) -> bool:
 
 
 def list_backups(guild_id: str) -> list[BackupSummary]:
-    return _repository().summaries(guild_id, limit=get_settings().backups_per_guild)
+    kept = get_settings().backups_per_guild + DEPLOYMENT_SNAPSHOTS_PER_GUILD  # the bot's, and deployments'
+    return _repository().summaries(guild_id, limit=kept)
 
 
 def get_backup(backup_id: str, *, guild_id: str | None = None) -> Backup:

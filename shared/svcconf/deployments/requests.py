@@ -185,16 +185,17 @@ def deploy(user: BearerUser, guild_id: str, project_id: str, project_name: str, 
 
 def rollback(user: BearerUser, project_id: str, guild_id: str | None) -> DeploymentView:
     """Queues the undoing of the caller's newest deployment of the project (to `guild_id`, when given)."""
-    if guild_id is not None:
-        managed_guild(user, guild_id)  # 403 before anything about the project is told
     repository = deployment_repository()
     target = repository.newest(user.sub, project_id, guild_id=guild_id, kind="deploy")
-    if target is None or not target.finished or target.rolled_back_by or not target.backup_id:
-        raise NoDeployment("Nothing to roll back: no finished, not yet rolled back deployment of this project here.")
-    chat_user_id, _ = managed_guild(user, target.guild_id)
-    holder = repository.lock_holder(target.guild_id, int(utc_now().timestamp()))
+    guild = guild_id or (target.guild_id if target else None)
+    if guild is None:
+        raise NoDeployment("Nothing to roll back: no deployment of this project by you.")
+    chat_user_id, _ = managed_guild(user, guild)  # 403 before anything about the project is told
+    holder = repository.lock_holder(guild, int(utc_now().timestamp()))
     if holder is not None and holder.status == "waiting":
         raise GuildIsBusy.held_by(holder)  # named with its time, whether or not it is the one to roll back
+    if target is None or not target.finished or target.rolled_back_by or not target.backup_id:
+        raise NoDeployment("Nothing to roll back: no finished, not yet rolled back deployment of this project here.")
     if not backups.backup_exists(target.backup_id):
         raise SnapshotGone(
             f"Deployment {target.deployment_id} can no longer be rolled back: its snapshot of the server "

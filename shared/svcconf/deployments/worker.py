@@ -11,25 +11,28 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 from svcconf import backups
-from svcconf.chat import ChatError, ChatRateLimited, ChatUnavailable, get_chat_client
+from svcconf.chat import Channel, ChatError, ChatRateLimited, ChatUnavailable, Role, get_chat_client
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig
 from svcconf.deploy_engine.apply import (
     DeploymentAborted,
     DeploymentInterrupted,
+    ItemError,
     PlanApplier,
     StepOutcome,
     UpdatedObject,
 )
+from svcconf.deploy_engine.journal import epoch_ms, fingerprint, fingerprint_of, guild_fields, made_by_the_write
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
 from svcconf.deploy_engine.plan import DeploymentPlan, plan_deployment
-from svcconf.deploy_engine.rollback import GuildSnapshot, channel_state, plan_rollback, role_state
-from svcconf.deploy_engine.steps import KIND_GROUPS
+from svcconf.deploy_engine.rollback import GuildSnapshot, RollbackJournal, channel_state, plan_rollback, role_state
+from svcconf.deploy_engine.steps import KIND_GROUPS, Step
 from svcconf.deployments import quota as creation_quota
 from svcconf.deployments.common import LOCK_SECONDS, DeployJob, deployment_repository, job_of, planned_steps
-from svcconf.errors import ServiceUnavailable
+from svcconf.errors import BackupNotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 from svcconf.store import queues, schedules
@@ -44,6 +47,8 @@ from svcconf.store.deployment_records import (
 )
 
 MAX_INTERRUPTIONS = 20  # re-queued this often for the platform's sake: give up with what is done
+# The writes whose intent a deploy journals first: what a run cut off may have done without its checkpoint.
+JOURNALED_WRITES = ("create_role", "update_role", "create_channel", "update_channel", "modify_guild")
 
 
 def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
@@ -65,18 +70,28 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
     repository.extend_lock(record, int(utc_now().timestamp()) + LOCK_SECONDS)
     try:
         live = read_live_guild(client, record.guild_id, record.bot_role_ids or None)
-        plan, target = _worker_plan(repository, record, live)
-        repository.mark_running(record, steps=None if record.counted else planned_steps(plan), now=utc_now())
-        if record.counted and record.kind == "deploy":
+        plan, target, left = _worker_plan(repository, record, live)
+        first_run = not record.counted
+        repository.mark_running(record, steps=planned_steps(plan) if first_run else None, now=utc_now())
+        if first_run and left:  # what the rollback leaves as it is, named once
+            repository.record_progress(record, Progress(errors=[StepError(**e.model_dump()) for e in left]), utc_now())
+        if not first_run and record.kind == "deploy":
             _adopt_unrecorded(repository, record, live, plan)
         applier = PlanApplier(client, record.guild_id, plan, audit_reason=f"svc {record.kind} {record.deployment_id}")
+
+        def intend(step: Step) -> None:
+            if record.kind == "deploy" and step.op in JOURNALED_WRITES:
+                repository.record_intent(record, step.key, epoch_ms(utc_now()))
 
         def checkpoint(outcome: StepOutcome) -> None:
             repository.record_progress(record, _progress(outcome), utc_now())
             creation_quota.record_creations(record.guild_id, plan, outcome, utc_now())
 
         finished = applier.run(
-            skip=set(record.journal_failed), checkpoint=checkpoint, has_time=lambda: seconds_left() > margin
+            skip=set(record.journal_failed),
+            checkpoint=checkpoint,
+            has_time=lambda: seconds_left() > margin,
+            intend=intend,
         )
     except (DeploymentInterrupted, ChatRateLimited, ChatUnavailable) as pause:
         creation_quota.remember_buckets(client, record.guild_id, utc_now())
@@ -105,7 +120,7 @@ def abandon(job: DeployJob, reason: str) -> None:
 
 def _worker_plan(
     repository: DeploymentRepository, record: DeploymentRecord, live: LiveGuild
-) -> tuple[DeploymentPlan, DeploymentRecord | None]:
+) -> tuple[DeploymentPlan, DeploymentRecord | None, list[ItemError]]:
     if record.kind == "deploy":
         if record.backup_id is None:
             snapshot = GuildSnapshot.of(live, utc_now())
@@ -117,48 +132,74 @@ def _worker_plan(
             )
             repository.set_backup(record, backup.backup_id, utc_now())
             record.backup_id = backup.backup_id
-        return plan_deployment(live, ServerConfig.model_validate(record.configuration or {})), None
+        return plan_deployment(live, ServerConfig.model_validate(record.configuration or {})), None, []
     target = repository.get(record.user_id, record.project_id, record.rollback_of or "")
     if target is None or record.backup_id is None:
         raise DeploymentAborted("The deployment to roll back is gone.")
-    snapshot = GuildSnapshot.from_backup_data(backups.get_backup(record.backup_id).backup_data)
-    updated = {key: entry["id"] for key, entry in target.journal_updated.items()}
-    return plan_rollback(live, snapshot, target.journal_created, updated), target
+    try:
+        snapshot = GuildSnapshot.from_backup_data(backups.get_backup(record.backup_id).backup_data)
+    except BackupNotFound as gone:  # pruned since the request: end now, and free the guild
+        raise DeploymentAborted(f"The snapshot of the server ({record.backup_id}) is gone.") from gone
+    journal = RollbackJournal(
+        created=target.journal_created,
+        updated={key: entry["id"] for key, entry in target.journal_updated.items()},
+        after=target.journal_after,
+    )
+    rollback = plan_rollback(live, snapshot, journal)
+    return rollback.plan, target, rollback.left
 
 
 def _adopt_unrecorded(
     repository: DeploymentRepository, record: DeploymentRecord, live: LiveGuild, plan: DeploymentPlan
 ) -> None:
-    """A run killed between a platform write and its checkpoint left one object its journal does not know. The
-    snapshot taken before the first write tells: an object the plan matches that was not there was created;
-    one that was there with other attributes was updated."""
+    """A run killed between a platform write and its checkpoint left one object its journal does not name: that
+    of the newest intent (each write's intent follows the previous write's checkpoint). It is adopted only if the
+    live object is that write's doing: for a create, one the snapshot did not hold, made (its id's time) while the
+    write could run; for an update, one that differs from the snapshot. An object a person made meanwhile under
+    the same name has no intent of ours, or another time: it is never adopted, so no rollback deletes it."""
+    journaled = record.journal_created.keys() | record.journal_updated.keys() | record.journal_failed.keys()
+    pending = [(at, key) for key, at in record.journal_intents.items() if key not in journaled]
+    if not pending:
+        return
+    at, key = max(pending)
+    item = next((item for item in plan.items if item.key == key), None)
+    if item is None:
+        return
     before = GuildSnapshot.from_backup_data(backups.get_backup(record.backup_id or "").backup_data)
-    states_before = {r.id: role_state(r) for r in before.roles} | {c.id: channel_state(c) for c in before.channels}
-    states_now = {r.id: role_state(r) for r in live.roles} | {c.id: channel_state(c) for c in live.channels}
-    outcome = StepOutcome(key="adopted")
-    for item in plan.items:
-        if item.kind == "settings":  # the guild itself: changed since the snapshot means the lost run's PATCH
-            changed = before.settings is not None and before.settings != live.settings
-            if item.action == "keep" and changed and item.key not in record.journal_updated:
-                outcome.updated[item.key] = UpdatedObject(id=live.id, kind="settings", previous={})
-                outcome.count("settings", "updated")
-            continue
-        object_id = plan.ids.get(item.key)
-        if item.action != "keep" or item.kind == "overwrite" or object_id is None:
-            continue
-        if object_id not in states_before:
-            if item.key in record.journal_created:
-                continue
-            outcome.created[item.key] = object_id
+    outcome, after = StepOutcome(key="adopted"), {}
+    if item.kind == "settings":  # the guild itself: changed since the snapshot means the lost run's PATCH
+        if before.settings is not None and before.settings != live.settings:
+            outcome.updated[key] = UpdatedObject(id=live.id, kind="settings", previous={})
+            outcome.count("settings", "updated")
+            after[key] = fingerprint(guild_fields(live.name, live.settings))
+    elif (object_id := plan.ids.get(key)) is not None:
+        existed = {role.id for role in before.roles} | {channel.id for channel in before.channels}
+        live_object = _object(live, object_id)
+        longest = get_settings().chat_max_wait_seconds
+        if object_id not in existed and made_by_the_write(object_id, at, longest):
+            outcome.created[key] = object_id
             outcome.count(item.kind, "created")
-            owned = sum(1 for other in plan.items if other.kind == "overwrite" and other.owner == item.key)
+            owned = sum(1 for other in plan.items if other.kind == "overwrite" and other.owner == key)
             outcome.count("overwrite", "created", owned)
-        elif item.key not in record.journal_updated and states_before[object_id] != states_now[object_id]:
-            outcome.updated[item.key] = UpdatedObject(id=object_id, kind=item.kind, previous={})
+        elif object_id in existed and _state(live_object) != _state(_object(before, object_id)):
+            outcome.updated[key] = UpdatedObject(id=object_id, kind=item.kind, previous={})
             outcome.count(item.kind, "updated")
+        if live_object is not None:
+            after[key] = fingerprint_of(live_object)
     if outcome.created or outcome.updated:
-        logger.info("objects changed by a run that was cut short", extra={"objects": sorted(outcome.created)})
-        repository.record_progress(record, _progress(outcome), utc_now())
+        logger.info("an object written by a run that was cut short", extra={"key": key})
+        repository.record_progress(record, _progress(outcome).model_copy(update={"after": after}), utc_now())
+
+
+def _object(guild: LiveGuild | GuildSnapshot, object_id: str) -> Role | Channel | None:
+    objects: list[Role | Channel] = [*guild.roles, *guild.channels]
+    return next((found for found in objects if found.id == object_id), None)
+
+
+def _state(found: Role | Channel | None) -> dict[str, Any] | None:
+    if found is None:
+        return None
+    return role_state(found) if isinstance(found, Role) else channel_state(found)
 
 
 def _progress(outcome: StepOutcome) -> Progress:
@@ -166,6 +207,7 @@ def _progress(outcome: StepOutcome) -> Progress:
         created=outcome.created,
         updated={key: entry.model_dump() for key, entry in outcome.updated.items()},
         failed=outcome.failed,
+        after={key: fingerprint_of(answer) for key, answer in outcome.answers.items()},
         counts=outcome.counts,
         errors=[StepError(**error.model_dump()) for error in outcome.errors],
     )

@@ -4,7 +4,8 @@
   time, so a project's newest deployment is the first of a descending query). It carries its status, its step
   counts, its configuration (compressed, or in the documents bucket when too big: `svcconf.store.documents`),
   and its journal: the ids it created, the objects it updated with their previous attributes, the
-  objects that failed. Every applied step updates it in place (one UpdateItem), so a resumed worker knows
+  objects that failed, the intent written before each write and the fingerprint of what each write left
+  (`svcconf.deploy_engine.journal`). Every applied step updates it in place (one UpdateItem), so a resumed worker knows
   what was done.
 - The guild lock: `pk = GUILD#<guild_id>`, `sk = LOCK`, naming the deployment that holds it. It is taken in
   the same transaction that writes the queued deployment (a conditional write, not a read-then-write) and
@@ -83,6 +84,8 @@ class DeploymentRecord(BaseModel):
     journal_created: dict[str, str] = Field(default_factory=dict)
     journal_updated: dict[str, dict[str, Any]] = Field(default_factory=dict)
     journal_failed: dict[str, str] = Field(default_factory=dict)
+    journal_intents: dict[str, int] = Field(default_factory=dict)  # object key -> when its write began (Unix ms)
+    journal_after: dict[str, dict[str, str]] = Field(default_factory=dict)  # object key -> its fingerprint
     counted: bool = False  # the first worker run has set the planned and existing counts
     resumes_at: datetime | None = None  # while `waiting`: when the worker runs it again
     wait_reason: str | None = None  # while `waiting`: why, in a sentence
@@ -132,6 +135,7 @@ class Progress(BaseModel):
     created: dict[str, str] = Field(default_factory=dict)
     updated: dict[str, dict[str, Any]] = Field(default_factory=dict)
     failed: dict[str, str] = Field(default_factory=dict)
+    after: dict[str, dict[str, str]] = Field(default_factory=dict)
     counts: dict[str, dict[str, int]] = Field(default_factory=dict)
     errors: list[StepError] = Field(default_factory=list)
 
@@ -157,6 +161,11 @@ class _Update:
 
     def set(self, path: list[str], value: Any) -> None:
         self.sets.append(f"{'.'.join(self.name(part) for part in path)} = {self.value(value)}")
+
+    def default(self, path: list[str], value: Any) -> None:
+        """Sets the attribute only where it is missing (a record written before it existed)."""
+        target = ".".join(self.name(part) for part in path)
+        self.sets.append(f"{target} = if_not_exists({target}, {self.value(value)})")
 
     def add(self, path: list[str], amount: int) -> None:
         target = ".".join(self.name(part) for part in path)
@@ -265,6 +274,8 @@ class DeploymentRepository:
         update = _Update()
         update.set(["status"], "running")
         update.set(["updated_at"], now.isoformat())
+        for journal in ("journal_intents", "journal_after"):  # their entries are set one by one
+            update.default([journal], {})
         update.remove(["resumes_at"])
         update.remove(["wait_reason"])
         if steps is not None:
@@ -301,12 +312,20 @@ class DeploymentRepository:
             update.set(["journal_updated", key], updated)
         for key, reason in progress.failed.items():
             update.set(["journal_failed", key], reason)
+        for key, fingerprint in progress.after.items():
+            update.set(["journal_after", key], fingerprint)
         for group, counters in progress.counts.items():
             for counter, amount in counters.items():
                 update.add(["steps", group, counter], amount)
         if progress.errors:
             update.append(["steps", "errors"], [error.model_dump() for error in progress.errors])
         update.set(["updated_at"], now.isoformat())
+        self._update(record, update)
+
+    def record_intent(self, record: DeploymentRecord, key: str, at_ms: int) -> None:
+        """Before a write: the object's key and when the write begins (a resumed run tells its object by it)."""
+        update = _Update()
+        update.set(["journal_intents", key], at_ms)
         self._update(record, update)
 
     def finish(

@@ -40,6 +40,19 @@ class DeployRequest(BaseModel):
     project_id: ProjectId
     project_name: str = Field(min_length=1, max_length=100)
     dry_run: bool = Field(False, strict=True, description="Plan and check only: change nothing, mint no code.")
+    prune: bool = Field(
+        False,
+        strict=True,
+        description="Delete the roles, categories and channels the configuration does not name (the plan's `delete`"
+        " items); without it they are left alone.",
+    )
+    confirm: str | None = Field(
+        None,
+        max_length=64,
+        description="The `plan_id` of the dry run whose plan the caller saw: needed when the plan deletes anything,"
+        " and refused (409 with the current plan) when the server changed since.",
+        examples=["plan_3f2a9c0d1e4b5a6978c0d1e2f3a4b5c6"],
+    )
 
 
 class InfoRequest(BaseModel):
@@ -119,7 +132,9 @@ app = create_app("deployToChat", max_body_bytes=MIB)
                 403: "the user may not manage the server",
                 404: "no such server for the user, no deployment of the project to roll back or read, or no template "
                 "of that code",
-                409: "another deployment to the server is running, the bot is not in it, or its preflight failed",
+                409: "another deployment to the server is running, the bot is not in it, its preflight failed, or its"
+                " plan deletes and `confirm` is not the current plan's `plan_id` (the body then carries `plan` and"
+                " `plan_id`)",
                 502: "the chat platform failed or is rate-limiting the service",
                 503: "deployments or bearer authentication are not configured",
             }
@@ -136,8 +151,16 @@ def deploy_to_chat(
         return _answer(import_template(request.template))
     if isinstance(request, DeployRequest):
         if request.dry_run:
-            return _answer(dry_run(user, request.guild_id, request.config))
-        deployment = deploy(user, request.guild_id, request.project_id, request.project_name, request.config)
+            return _answer(dry_run(user, request.guild_id, request.config, prune=request.prune))
+        deployment = deploy(
+            user,
+            request.guild_id,
+            request.project_id,
+            request.project_name,
+            request.config,
+            prune=request.prune,
+            confirm=request.confirm,
+        )
         return _answer(deployment, status_code=202)
     if isinstance(request, InfoRequest):
         return _answer(info(user, request.project_id, request.guild_id))

@@ -78,6 +78,7 @@ def _deployment(kind: str, status: str, **fields: Any) -> dict[str, Any]:
         "resumes_at": None,
         "wait_reason": None,
         "warnings": [],
+        "config": None,
         **fields,
     }
 
@@ -93,6 +94,15 @@ DEPLOY_REQUESTS: dict[str, Any] = {
     "dryRun": {
         "action": "deploy",
         "dry_run": True,
+        "guild_id": GUILD_ID,
+        "project_id": "sample-project",
+        "project_name": "Sample community",
+        "config": SAMPLE_CONFIG,
+    },
+    "deployConfirmed": {
+        "action": "deploy",
+        "prune": True,
+        "confirm": "plan_3f2a9c0d1e4b5a6978c0d1e2f3a4b5c6",
         "guild_id": GUILD_ID,
         "project_id": "sample-project",
         "project_name": "Sample community",
@@ -117,8 +127,32 @@ DEPLOY_PLANNED: dict[str, Any] = {
             "changes": [],
             "field": "categories[1].channels[0]",
         },
+        {
+            "kind": "channel",
+            "name": "Community / lobby",
+            "action": "update",
+            "id": "1191000000000003012",
+            "changes": [{"field": "name", "old": "general", "new": "lobby"}],
+            "field": "categories[0].channels[0]",
+        },
+        {
+            "kind": "channel",
+            "name": "memes",
+            "action": "delete",
+            "id": "1191000000000003016",
+            "changes": [],
+            "field": "",
+            "note": "its messages are deleted with it and cannot come back",
+        },
     ],
-    "warnings": [],
+    "plan_id": "plan_3f2a9c0d1e4b5a6978c0d1e2f3a4b5c6",
+    "warnings": [
+        {
+            "field": "channels",
+            "rule": "delete",
+            "message": "1 channel and all their messages will be deleted: memes",
+        }
+    ],
 }
 DEPLOY_ANSWERS: dict[str, Any] = {
     "info": _deployment(

@@ -11,6 +11,7 @@ from typing import Any
 import boto3
 
 from local.template import LOCAL_REGION
+from svcconf import budget
 from tests.helpers.handlers import REDIRECT_URI, bearer
 
 ALICE = "1191000000000000101"
@@ -104,6 +105,7 @@ class DeployQueue(WorkerQueue):
             messages = self.receive()
             if not messages:
                 return answers
+            budget.stop()  # a worker's invocation is its own: no deployToChat call's budget left in this thread
             answer = handler({"Records": [self.record(m) for m in messages]}, context())
             answers.append(answer)
             failed = {failure["itemIdentifier"] for failure in answer.get("batchItemFailures", [])}
@@ -154,3 +156,18 @@ def structure(roles: list[dict[str, Any]], channels: list[dict[str, Any]]) -> di
             for c in channels
         ),
     }
+
+
+def without_ids(config: dict[str, Any]) -> dict[str, Any]:
+    """A configuration as it reads on any server: the objects' ids (one server's) left out."""
+    config = {**config, "roles": [{k: v for k, v in role.items() if k != "id"} for role in config.get("roles", [])]}
+
+    def channels(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{k: v for k, v in channel.items() if k != "id"} for channel in items]
+
+    config["categories"] = [
+        {**{k: v for k, v in category.items() if k != "id"}, "channels": channels(category.get("channels", []))}
+        for category in config.get("categories", [])
+    ]
+    config["channels"] = channels(config.get("channels", []))
+    return config

@@ -21,7 +21,13 @@ BROAD = ALL_PERMISSIONS & ~ADMINISTRATOR
 class GuildBuilder:
     """A guild with @everyone and the bot's role; roles and channels added in the order given."""
 
-    def __init__(self, bot_permissions: int = BROAD, features: tuple[str, ...] = ("COMMUNITY", "NEWS")):
+    def __init__(
+        self,
+        bot_permissions: int = BROAD,
+        features: tuple[str, ...] = ("COMMUNITY", "NEWS"),
+        name: str = "Community",
+    ):
+        self.name = name  # community_config()'s: a deploy renames a guild whose name differs
         self._next = 9100
         self.features = list(features)
         self.settings = GuildSettings()
@@ -77,7 +83,7 @@ class GuildBuilder:
     def build(self) -> LiveGuild:
         return LiveGuild(
             id=GUILD_ID,
-            name="Test Guild",
+            name=self.name,
             features=self.features,
             settings=self.settings.model_copy(),
             roles=[role.model_copy() for role in self.roles],
@@ -140,7 +146,7 @@ TAGS = [{"name": "Bug", "emoji": "🐛"}, {"name": "Idea"}, {"name": "Staff pick
 def v2_body() -> dict[str, Any]:
     """Every field version 2 adds."""
     return {
-        "name": "Full",
+        "name": "Community",
         "everyone_permissions": ["VIEW_CHANNEL", "SEND_MESSAGES"],
         "settings": {
             "verification_level": "medium",

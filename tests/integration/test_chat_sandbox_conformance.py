@@ -553,3 +553,35 @@ def test_the_token_endpoint_is_not_in_the_description(spec_document: dict[str, A
     # The OAuth2 token endpoint answers in RFC 6749's shape and the description leaves it out,
     # so its exchanges are checked in test_chat_client_identity.py (form body, Basic auth, error codes).
     assert "/oauth2/token" not in spec_document["paths"]
+
+
+def test_role_member_counts_bulk_moves_and_community_channel_deletion_conform(
+    recorder: Recorder, chat_state: SandboxState
+):
+    # Given a Community server whose updates channel is "announcements"
+    announcements = "1191000000000003013"
+    with chat_state.lock:
+        chat_state.guilds[DEMO_GUILD]["public_updates_channel_id"] = announcements
+    # When the role member counts are read, two channels change parent in one bulk request, the updates channel
+    # is deleted, and one channel moves alone
+    counts = recorder.client.role_member_counts(DEMO_GUILD)
+    with pytest.raises(ChatApiError):
+        recorder.client.reorder_channels(
+            DEMO_GUILD,
+            [
+                {"id": "1191000000000003014", "parent_id": INFO_CATEGORY},
+                {"id": "1191000000000003015", "parent_id": INFO_CATEGORY},
+            ],
+        )
+    with pytest.raises(ChatApiError):
+        recorder.client.delete_channel(announcements)
+    recorder.client.reorder_channels(DEMO_GUILD, [{"id": "1191000000000003014", "parent_id": INFO_CATEGORY}])
+    counted, two_parents, community, one_parent = recorder.take()
+    # Then each exchange matches the description, with the platform's codes
+    for exchange in (counted, two_parents, community, one_parent):
+        recorder.check(exchange)
+    assert counts == {"1191000000000002011": 1, "1191000000000002012": 1, "1191000000000002013": 1}
+    assert (two_parents.status_code, two_parents.json()["code"]) == (400, 40009)
+    assert (community.status_code, community.json()["code"]) == (400, 50074)
+    assert one_parent.status_code == 204
+    assert chat_state.guilds[DEMO_GUILD]["channels"]["1191000000000003014"]["parent_id"] == INFO_CATEGORY

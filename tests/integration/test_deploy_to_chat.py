@@ -73,7 +73,15 @@ def test_a_dry_run_answers_the_plan_counts_and_warnings_and_changes_nothing(invo
     }
     assert body["steps"]["channels"]["planned"] == 2
     assert body["steps"]["overwrites"]["planned"] == 4
-    assert body["plan"][0] == {"kind": "role", "name": "Helper", "action": "create", "changes": [], "field": "roles[0]"}
+    assert body["plan"][0] == {
+        "kind": "role",
+        "name": "Helper",
+        "action": "create",
+        "id": None,
+        "changes": [],
+        "field": "roles[0]",
+        "note": None,
+    }
     assert {(item["kind"], item["name"]) for item in body["plan"] if item["kind"] == "channel"} == {
         ("channel", "Help Desk / Open Tickets"),
         ("channel", "Voice Lobby"),
@@ -182,7 +190,8 @@ def test_the_preflight_refuses_what_the_bot_cannot_grant_before_anything_is_queu
 
 
 def test_a_dry_run_shows_the_settings_that_differ_field_by_field_in_the_configurations_names(invoke, linked, aws):
-    config = {"name": "Demo", "settings": {"verification_level": "high", "afk_timeout": 900, "preferred_locale": "de"}}
+    settings = {"verification_level": "high", "afk_timeout": 900, "preferred_locale": "de"}
+    config = {"name": "Svc Demo Guild", "settings": settings}
 
     response = deploy(invoke, config=config, dry_run=True)
 
@@ -197,6 +206,8 @@ def test_a_dry_run_shows_the_settings_that_differ_field_by_field_in_the_configur
                 {"field": "preferred_locale", "old": "en-US", "new": "de"},
             ],
             "field": "settings",
+            "id": None,
+            "note": None,
         }
     ]
     assert response.body["steps"]["settings"]["planned"] == 1

@@ -11,7 +11,7 @@ import pytest
 from local.chat_sandbox import payloads
 from local.chat_sandbox.routes.templates import templates as sandbox_templates
 from svcconf.config import ServerConfig, to_bitfield
-from tests.helpers.deploy_worker import ALICE, DEMO, QUIET, USER, DeployQueue, deploy_body, link, writes
+from tests.helpers.deploy_worker import ALICE, DEMO, QUIET, USER, DeployQueue, deploy_body, link, without_ids, writes
 from tests.helpers.handlers import bearer
 
 BUILD_LAB = "1191000000000001005"  # an empty guild of alice's, with COMMUNITY and NEWS
@@ -87,7 +87,7 @@ def build_by_hand(platform) -> None:
 def expressed(config: dict[str, Any]) -> dict[str, Any]:
     """What a configuration expresses of a guild, as the sandbox can hold it now (version 1 only, before the v2
     deploy)."""
-    config = ServerConfig.model_validate(config).model_dump(mode="json", exclude={"name"})
+    config = without_ids(ServerConfig.model_validate(config).model_dump(mode="json"))
     if SERVES_V2:
         return config
     config.pop("settings")

@@ -61,14 +61,14 @@ def test_channels_carry_their_parent_and_their_categorys_overwrites_with_their_o
     staff_talk = steps["Staff / staff-talk"]
     assert isinstance(staff_talk, ChannelStep)
     assert staff_talk.parent == "category:staff"
-    assert staff_talk.payload == {"name": "staff-talk", "type": 0}
+    assert staff_talk.payload == {"name": "staff-talk", "type": 0, "position": 1}
     assert {(spec.target, spec.allow, spec.deny) for spec in staff_talk.overwrites} == {
         ("@everyone", 0, int(to_bitfield(["VIEW_CHANNEL"]))),
         ("role:moderator", int(to_bitfield(["VIEW_CHANNEL"])), 0),
         ("role:member", 0, int(to_bitfield(["SEND_MESSAGES"]))),
     }
-    assert steps["Staff / mod-log"].payload == {"name": "mod-log", "type": 0, "rate_limit_per_user": 30}
-    assert steps["Community / Lounge"].payload == {"name": "Lounge", "type": 2, "user_limit": 10}
+    assert steps["Staff / mod-log"].payload == {"name": "mod-log", "type": 0, "rate_limit_per_user": 30, "position": 0}
+    assert steps["Community / Lounge"].payload == {"name": "Lounge", "type": 2, "user_limit": 10, "position": 0}
     assert steps["Community / General Chat"].parent == "category:community"
 
 
@@ -116,18 +116,18 @@ def test_a_guild_that_already_matches_gets_no_write_at_all():
 
     assert plan.steps == []
     assert {action for _, _, action in items(plan)} == {"keep"}
-    assert len(items(plan)) == 3 + 2 + 5 + 7
+    assert len(items(plan)) == 3 + 2 + 5 + 7 + 1  # roles, categories, channels, overwrites, the settings
 
 
 def test_text_channel_names_match_as_the_platform_stores_them():
     guild = GuildBuilder()
     guild.channel("welcome-hall", topic="hi")
-    config = ServerConfig.model_validate({"name": "s", "channels": [{"name": "Welcome Hall", "topic": "hi"}]})
+    config = ServerConfig.model_validate({"name": "Community", "channels": [{"name": "Welcome Hall", "topic": "hi"}]})
 
     plan = plan_deployment(guild.build(), config)
 
     assert plan.steps == []
-    assert items(plan) == [("channel", "Welcome Hall", "keep")]
+    assert items(plan) == [("channel", "Welcome Hall", "keep"), ("settings", "server settings", "keep")]
 
 
 def test_a_channel_of_another_type_or_category_is_another_channel():
@@ -135,7 +135,7 @@ def test_a_channel_of_another_type_or_category_is_another_channel():
     lobby = guild.category("Lobby")
     guild.channel("chat", "voice")
     guild.channel("chat", parent=lobby)
-    config = ServerConfig.model_validate({"name": "s", "channels": [{"name": "chat", "type": "text"}]})
+    config = ServerConfig.model_validate({"name": "Community", "channels": [{"name": "chat", "type": "text"}]})
 
     plan = plan_deployment(guild.build(), config)
 
@@ -166,7 +166,11 @@ def test_an_attribute_the_configuration_omits_never_resets_the_live_one():
     guild.role("Member", "SEND_MESSAGES", hoist=True, color=5)
     guild.channel("news", topic="today", nsfw=True)
     config = ServerConfig.model_validate(
-        {"name": "s", "roles": [{"name": "Member", "permissions": ["SEND_MESSAGES"]}], "channels": [{"name": "news"}]}
+        {
+            "name": "Community",
+            "roles": [{"name": "Member", "permissions": ["SEND_MESSAGES"]}],
+            "channels": [{"name": "news"}],
+        }
     )
 
     plan = plan_deployment(guild.build(), config)
@@ -179,7 +183,7 @@ def test_objects_the_configuration_does_not_name_are_left_alone():
     guild.role("Old Role", "KICK_MEMBERS")
     lobby = guild.category("Lobby")
     guild.channel("old-chat", parent=lobby)
-    config = ServerConfig.model_validate({"name": "s", "roles": [{"name": "New"}]})
+    config = ServerConfig.model_validate({"name": "Community", "roles": [{"name": "New"}]})
 
     plan = plan_deployment(guild.build(), config)
 
@@ -192,7 +196,7 @@ def test_an_existing_channel_gets_missing_overwrites_merged_into_its_own_list():
     guild.channel("desk", overwrites=[overwrite("1191000000000000777", allow=("VIEW_CHANNEL",))])
     config = ServerConfig.model_validate(
         {
-            "name": "s",
+            "name": "Community",
             "roles": [{"name": "Moderator"}],
             "channels": [{"name": "desk", "overwrites": [{"role": "Moderator", "allow": ["MANAGE_MESSAGES"]}]}],
         }
@@ -206,7 +210,7 @@ def test_an_existing_channel_gets_missing_overwrites_merged_into_its_own_list():
     assert [o["id"] for o in step.base_overwrites] == ["1191000000000000777"]
     assert [(s.target, s.allow) for s in step.overwrites] == [("role:moderator", int(to_bitfield(["MANAGE_MESSAGES"])))]
     assert plan.ids["role:moderator"] == moderator
-    assert items(plan)[-2:] == [("channel", "desk", "keep"), ("overwrite", "desk → Moderator", "create")]
+    assert items(plan)[-3:-1] == [("channel", "desk", "keep"), ("overwrite", "desk → Moderator", "create")]
 
 
 def test_configured_roles_out_of_order_are_moved_once_within_their_own_slots():
@@ -214,7 +218,7 @@ def test_configured_roles_out_of_order_are_moved_once_within_their_own_slots():
     member = guild.role("Member")  # lowest
     guild.role("Bystander")
     moderator = guild.role("Moderator")  # highest below the bot
-    config = ServerConfig.model_validate({"name": "s", "roles": [{"name": "Member"}, {"name": "Moderator"}]})
+    config = ServerConfig.model_validate({"name": "Community", "roles": [{"name": "Member"}, {"name": "Moderator"}]})
 
     plan = plan_deployment(guild.build(), config)
 
@@ -229,7 +233,7 @@ def test_configured_roles_out_of_order_are_moved_once_within_their_own_slots():
 def test_a_new_role_listed_above_an_existing_one_is_moved_above_it():
     guild = GuildBuilder()
     guild.role("Member")
-    config = ServerConfig.model_validate({"name": "s", "roles": [{"name": "Captain"}, {"name": "Member"}]})
+    config = ServerConfig.model_validate({"name": "Community", "roles": [{"name": "Captain"}, {"name": "Member"}]})
 
     plan = plan_deployment(guild.build(), config)
 
@@ -241,7 +245,7 @@ def test_a_new_role_listed_above_an_existing_one_is_moved_above_it():
 def test_names_given_twice_where_the_deploy_matches_them_are_refused_with_their_paths():
     config = ServerConfig.model_validate(
         {
-            "name": "s",
+            "name": "Community",
             "categories": [{"name": "Hub", "channels": [{"name": "Chat"}, {"name": "chat"}]}, {"name": "hub"}],
         }
     )
@@ -257,8 +261,8 @@ def test_names_given_twice_where_the_deploy_matches_them_are_refused_with_their_
 
 def test_role_steps_refer_to_live_roles_by_id_and_record_what_they_change():
     guild = GuildBuilder()
-    member = guild.role("member", "SEND_MESSAGES")  # matched ignoring case
-    config = ServerConfig.model_validate({"name": "s", "roles": [{"name": "Member", "mentionable": True}]})
+    member = guild.role("member", "SEND_MESSAGES")  # matched ignoring case, and given the configuration's case
+    config = ServerConfig.model_validate({"name": "Community", "roles": [{"name": "Member", "mentionable": True}]})
 
     plan = plan_deployment(guild.build(), config)
 
@@ -267,6 +271,6 @@ def test_role_steps_refer_to_live_roles_by_id_and_record_what_they_change():
     assert (step.op, step.role_id, step.payload, step.previous) == (
         "update_role",
         member,
-        {"mentionable": True},
-        {"mentionable": False},
+        {"name": "Member", "mentionable": True},
+        {"name": "member", "mentionable": False},
     )

@@ -27,6 +27,7 @@ def test_an_empty_guild_gets_every_v2_field_in_the_create_bodies_and_the_setting
         "type": 2,
         "bitrate": 48000,
         "video_quality_mode": 2,
+        "position": 0,
     }
     forum = steps["Hall / ideas"]
     assert isinstance(forum, ChannelStep)
@@ -42,6 +43,7 @@ def test_an_empty_guild_gets_every_v2_field_in_the_create_bodies_and_the_setting
         "default_thread_rate_limit_per_user": 60,
         "default_sort_order": 1,
         "default_forum_layout": 2,
+        "position": 1,  # after the hall's first text channel
     }
     assert forum.after_create == {"flags": REQUIRE_TAG_FLAG}  # the create body takes no flags
     settings = plan.steps[-1]

@@ -11,7 +11,9 @@ MANAGE_GUILD = int(to_bitfield(["MANAGE_GUILD"]))
 
 
 def problems(guild: GuildBuilder, config: dict | ServerConfig) -> list[tuple[str, str]]:
-    config = config if isinstance(config, ServerConfig) else ServerConfig.model_validate({"name": "s", **config})
+    config = (
+        config if isinstance(config, ServerConfig) else ServerConfig.model_validate({"name": "Community", **config})
+    )
     live = guild.build()
     return [(p.field, p.message) for p in preflight_problems(live, plan_deployment(live, config))]
 
@@ -153,9 +155,32 @@ def test_settings_that_differ_need_manage_guild_and_settings_that_match_do_not()
     held.roles[1].permissions = str(BROAD & ~MANAGE_GUILD)
 
     assert problems(guild, v2_config()) == [
-        ("settings", "the bot needs MANAGE_GUILD in this server to change its settings")
+        ("settings", "the bot needs MANAGE_GUILD in this server to change its name and settings")
     ]
     assert problems(held, v2_config()) == []
+
+
+def test_a_new_server_name_needs_manage_guild_and_the_platforms_two_characters():
+    guild = GuildBuilder(bot_permissions=BROAD & ~MANAGE_GUILD)
+
+    assert problems(guild, {"name": "Renamed"}) == [
+        ("name", "the bot needs MANAGE_GUILD in this server to change its name and settings")
+    ]
+    assert problems(GuildBuilder(), {"name": "X"}) == [("name", "the platform's server names have 2 to 100 characters")]
+
+
+def test_the_caps_count_what_a_pruning_deploy_deletes():
+    guild = GuildBuilder()
+    for n in range(499):
+        guild.channel(f"old-{n}")
+    config = ServerConfig.model_validate({"name": "Community", "channels": [{"name": f"new-{n}"} for n in range(5)]})
+    live = guild.build()
+
+    kept = preflight_problems(live, plan_deployment(live, config))
+    pruned = preflight_problems(live, plan_deployment(live, config, prune=True))
+
+    assert [p.field for p in kept] == ["channels"]
+    assert pruned == []
 
 
 def test_role_emoji_need_role_icons_and_a_description_needs_community():

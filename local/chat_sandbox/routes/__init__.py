@@ -43,6 +43,7 @@ ROUTES = [
     Route("GET", "/guilds/{guild_id}", guilds.get_guild, "bot"),
     Route("PATCH", "/guilds/{guild_id}", guilds.modify_guild, "bot"),
     Route("GET", "/guilds/{guild_id}/roles", guilds.list_roles, "bot"),
+    Route("GET", "/guilds/{guild_id}/roles/member-counts", guilds.role_member_counts, "bot"),
     Route("POST", "/guilds/{guild_id}/roles", guilds.create_role, "bot"),
     Route("PATCH", "/guilds/{guild_id}/roles", guilds.reorder_roles, "bot"),
     Route("PATCH", "/guilds/{guild_id}/roles/{role_id}", guilds.modify_role, "bot"),

@@ -115,6 +115,8 @@ def modify_channel(state: SandboxState, call: Call) -> tuple[int, Any]:
 def delete_channel(state: SandboxState, call: Call) -> tuple[int, Any]:
     guild, channel = bot_channel(state, call.params["channel_id"])
     require(state, guild, MANAGE_CHANNELS)
+    if channel["id"] in (guild.get("rules_channel_id"), guild.get("public_updates_channel_id")):
+        raise error(400, 50074, "Cannot delete a channel required for Community guilds")
     del guild["channels"][channel["id"]]
     del state.channel_guild[channel["id"]]
     for field in ("afk_channel_id", "system_channel_id"):

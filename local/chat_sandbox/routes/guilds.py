@@ -141,6 +141,17 @@ def delete_role(state: SandboxState, call: Call) -> tuple[int, Any]:
     return 204, None
 
 
+def role_member_counts(state: SandboxState, call: Call) -> tuple[int, Any]:
+    """`{role_id: count}` for the guild's roles but @everyone (everyone holds it)."""
+    guild = bot_guild(state, call.params["guild_id"])
+    counts = {role_id: 0 for role_id in guild["roles"] if role_id != guild["id"]}
+    for member in guild["members"].values():
+        for role_id in member["roles"]:
+            if role_id in counts:
+                counts[role_id] += 1
+    return 200, counts
+
+
 def reorder_roles(state: SandboxState, call: Call) -> tuple[int, Any]:
     guild = bot_guild(state, call.params["guild_id"])
     require(state, guild, MANAGE_ROLES)

@@ -147,6 +147,12 @@ class ChatClient(ChatTransport):
         route = Route("DELETE", "/guilds/{guild_id}/roles/{role_id}", guild_id=guild_id, role_id=role_id)
         self._send(route, self._bot_auth(), reason=reason)
 
+    def role_member_counts(self, guild_id: str) -> dict[str, int]:
+        """How many members hold each role of the guild (`{role_id: count}`)."""
+        route = Route("GET", "/guilds/{guild_id}/roles/member-counts", guild_id=guild_id)
+        data = self._json(route, self._bot_auth()) or {}
+        return {str(role_id): int(count) for role_id, count in data.items()}
+
     def reorder_roles(
         self, guild_id: str, positions: Mapping[str, int] | Iterable[Mapping[str, Any]], reason: str | None = None
     ) -> list[Role]:

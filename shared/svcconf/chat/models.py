@@ -194,6 +194,8 @@ class Guild(ChatModel):
     afk_timeout: int = 300
     system_channel_id: Snowflake | None = None
     system_channel_flags: int = 0
+    rules_channel_id: Snowflake | None = None  # a Community server's: the platform refuses to delete them (50074)
+    public_updates_channel_id: Snowflake | None = None
     approximate_member_count: int | None = None
     approximate_presence_count: int | None = None
 

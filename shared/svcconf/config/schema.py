@@ -86,6 +86,15 @@ def _raise_problems(title: str, problems: list[InitErrorDetails]) -> None:
 # --- Field types --------------------------------------------------------------------------------
 
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_LENGTH)]
+# The platform's id of an object (a snowflake, always a string): export fills it, a deploy matches by it first.
+ObjectId = Annotated[
+    str | None,
+    Field(
+        pattern=r"^[0-9]{1,20}$",
+        description="The chat platform's id of this object in the server it came from; a deploy matches by it first"
+        " (an id the server does not have is ignored and the name matches).",
+    ),
+]
 
 
 def _known_permission(value: object) -> object:
@@ -234,8 +243,9 @@ Overwrites = Annotated[list[Overwrite], Field(max_length=MAX_OVERWRITES), AfterV
 
 
 class Role(_ConfigModel):
-    """A role to create, matched to existing roles by name."""
+    """A role, matched to the server's roles by id, then by name."""
 
+    id: ObjectId = None
     name: Name
     color: Color = 0
     hoist: bool = False
@@ -276,6 +286,7 @@ def _only_for[T](value: T, info: ValidationInfo, field: str, types: tuple[str, .
 class Channel(_ConfigModel):
     """A text, voice, announcement, stage or forum channel."""
 
+    id: ObjectId = None
     name: Name
     type: ChannelType = "text"
     topic: str | None = Field(
@@ -387,6 +398,7 @@ class Channel(_ConfigModel):
 class Category(_ConfigModel):
     """A category and the channels inside it."""
 
+    id: ObjectId = None
     name: Name
     overwrites: Overwrites = Field(default_factory=list)
     channels: list[Channel] = Field(default_factory=list, max_length=MAX_CHANNELS_PER_CATEGORY)
@@ -436,6 +448,7 @@ class ServerConfig(_ConfigModel):
             "ServerConfig",
             [
                 *self._duplicate_role_names(),
+                *self._duplicate_ids(),
                 *self._undefined_overwrite_roles(),
                 *self._too_many_channels(),
                 *self._settings_channels(),
@@ -462,6 +475,36 @@ class ServerConfig(_ConfigModel):
                 name=role.name,
                 first=first[key],
                 earlier=earlier,
+            )
+
+    def objects_with_locs(self) -> Iterator[tuple[Loc, Role | Category | Channel]]:
+        """Every role, category and channel with its path, in the configuration's order."""
+        for index, role in enumerate(self.roles):
+            yield ("roles", index), role
+        for c, category in enumerate(self.categories):
+            yield ("categories", c), category
+            for n, channel in enumerate(category.channels):
+                yield ("categories", c, "channels", n), channel
+        for n, channel in enumerate(self.channels):
+            yield ("channels", n), channel
+
+    def _duplicate_ids(self) -> Iterator[InitErrorDetails]:
+        # One id is one object of the server: two entries for it would make a deploy rename it back and forth.
+        first: dict[str, Loc] = {}
+        for loc, item in self.objects_with_locs():
+            if item.id is None:
+                continue
+            if item.id not in first:
+                first[item.id] = loc
+                continue
+            earlier = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in first[item.id])
+            yield _problem(
+                (*loc, "id"),
+                "duplicate_id",
+                "id '{id}' is also {earlier}: one object of the server cannot be two entries of a configuration",
+                item.id,
+                id=item.id,
+                earlier=earlier.lstrip("."),
             )
 
     def _overwrites_with_locs(self) -> Iterator[tuple[Loc, list[Overwrite]]]:

@@ -38,6 +38,7 @@ from svcconf.deploy_engine.steps import (
     DeploymentPlan,
     GuildStep,
     PlanItem,
+    ReorderChannels,
     ReorderRoles,
     RoleStep,
     Step,
@@ -142,6 +143,8 @@ class PlanApplier:
                 self._settings(step, outcome)
             elif isinstance(step, ReorderRoles):
                 self._reorder(step)
+            elif isinstance(step, ReorderChannels):
+                self._reorder_channels(step, outcome)
             else:
                 self._delete(step, outcome)
         except (UnknownGuild, MissingAccess, ChatBotUnauthorized) as error:
@@ -199,6 +202,11 @@ class PlanApplier:
                 )
             return
         assert step.channel_id is not None
+        if step.parent is not None:  # a move into a category (one the deploy may just have created)
+            if step.parent not in self.ids:
+                outcome.fail(item, "its new category could not be created, so it stays where it is")
+                return
+            body["parent_id"] = self.ids[step.parent]
         if step.overwrites:
             merged = {entry["id"]: entry for entry in step.base_overwrites}
             merged |= {entry["id"]: entry for entry in resolved}
@@ -247,6 +255,19 @@ class PlanApplier:
             if not entry.ref.startswith("role:") or entry.ref in self.ids
         ]
         self.client.reorder_roles(self.guild_id, positions, reason=self.audit_reason)
+
+    def _reorder_channels(self, step: ReorderChannels, outcome: StepOutcome) -> None:
+        """Position-only entries (moves were their channels' own requests), so the one-parent rule holds."""
+        positions, previous = [], {}
+        for entry in step.positions:
+            channel_id = self.ids.get(entry.ref, entry.ref if entry.ref.isdigit() else None)
+            if channel_id is None:
+                continue  # created by this deploy, and its creation failed
+            positions.append({"id": channel_id, "position": entry.position})
+            previous[channel_id] = entry.previous
+        self.client.reorder_channels(self.guild_id, positions, reason=self.audit_reason)
+        # Journaled with each channel's position before (None: created by this deploy), so a rollback can restore it.
+        outcome.updated[step.key] = UpdatedObject(id=self.guild_id, kind="channel", previous={"positions": previous})
 
     def _delete(self, step: DeleteStep, outcome: StepOutcome) -> None:
         try:

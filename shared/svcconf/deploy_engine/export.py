@@ -51,6 +51,7 @@ from svcconf.config.vocabulary import (
     flags_from_int,
     name_of,
 )
+from svcconf.deploy_engine.attributes import VOICE_LIKE
 from svcconf.deploy_engine.live import LiveGuild
 
 TYPE_NAMES = {number: name for name, number in CHANNEL_TYPES.items() if name != "category"}
@@ -98,13 +99,15 @@ def _emoji(value: str | None) -> str | None:
 
 
 def _ordered(channels: Iterable[LiveChannel]) -> list[LiveChannel]:
-    return sorted(channels, key=lambda channel: (channel.position, int(channel.id)))
+    """As people see them: text-like channels above voice-like ones, each by position, ties by id."""
+    return sorted(channels, key=lambda channel: (channel.type in VOICE_LIKE, channel.position, int(channel.id)))
 
 
 class _Exporter:
-    def __init__(self, live: LiveGuild, settings: GuildSettingsSource):
+    def __init__(self, live: LiveGuild, settings: GuildSettingsSource, *, ids: bool):
         self.live = live
         self.settings = settings
+        self.ids = ids
         self.warnings: list[LintWarning] = []
         self.role_names: dict[str, str] = {live.everyone.id: EVERYONE}  # live role id -> configuration name
         self.channel_names: dict[str, tuple[str, str]] = {}  # live channel id -> (type, configuration name)
@@ -118,6 +121,8 @@ class _Exporter:
         data["categories"] = self._categories()
         data["channels"] = self._channels(None, "channels", {})
         data["settings"] = self._settings()
+        if not self.ids:
+            _drop_ids(data)
         config = ServerConfig.model_validate(data)
         return Exported(config=config, warnings=[*self.warnings, *lint_config(config)])
 
@@ -151,7 +156,7 @@ class _Exporter:
                 continue
             taken[key] = role
             self.role_names[role.id] = role.name
-            item: dict[str, Any] = {"name": role.name, "color": role.color, "hoist": role.hoist}
+            item: dict[str, Any] = {"id": role.id, "name": role.name, "color": role.color, "hoist": role.hoist}
             item |= {"mentionable": role.mentionable, "permissions": self._permissions(role.permissions, field)}
             emoji = _emoji(role.unicode_emoji)
             if emoji:
@@ -171,7 +176,8 @@ class _Exporter:
         for category in kept:
             field = f"categories[{len(categories)}]"
             overwrites = self._overwrites(category, f"{field}.overwrites")
-            item = {"name": category.name, "overwrites": self._listed(overwrites, f"{field}.overwrites")}
+            item: dict[str, Any] = {"id": category.id, "name": category.name}
+            item["overwrites"] = self._listed(overwrites, f"{field}.overwrites")
             item["channels"] = self._channels(category.id, f"{field}.channels", overwrites)
             categories.append(item)
         return categories
@@ -226,7 +232,7 @@ class _Exporter:
             message = f"the channel has no overwrite for '{role}' that its category has: a deploy would add it"
             self.warn(f"{field}.overwrites", "unrepresentable", message)
         differing = {role: bits for role, bits in own.items() if inherited.get(role) != bits}
-        item: dict[str, Any] = {"name": channel.name, "type": kind, "nsfw": channel.nsfw}
+        item: dict[str, Any] = {"id": channel.id, "name": channel.name, "type": kind, "nsfw": channel.nsfw}
         item["slowmode_seconds"] = channel.rate_limit_per_user
         item["overwrites"] = self._listed(differing, f"{field}.overwrites")
         if channel.topic:
@@ -345,10 +351,22 @@ class _Exporter:
         return None
 
 
+def _drop_ids(data: dict[str, Any]) -> None:
+    for role in data["roles"]:
+        role.pop("id")
+    for category in data["categories"]:
+        category.pop("id")
+        for channel in category["channels"]:
+            channel.pop("id")
+    for channel in data["channels"]:
+        channel.pop("id")
+
+
 def _overwrite(role: str, allow: int, deny: int) -> dict[str, Any]:
     return {"role": role, "allow": from_bitfield(allow), "deny": from_bitfield(deny)}
 
 
-def export_config(live: LiveGuild, settings: GuildSettingsSource) -> Exported:
-    """The guild as a configuration a deploy reads back as the same guild, and what it had to leave out."""
-    return _Exporter(live, settings).export()
+def export_config(live: LiveGuild, settings: GuildSettingsSource, *, ids: bool = True) -> Exported:
+    """The guild as a configuration a deploy reads back as the same guild, and what it had to leave out; `ids`:
+    with each object's id (a template's placeholders are no server's ids)."""
+    return _Exporter(live, settings, ids=ids).export()

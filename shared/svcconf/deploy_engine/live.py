@@ -37,6 +37,7 @@ class LiveGuild(BaseModel):
     roles: list[Role]
     channels: list[Channel]
     bot_role_ids: list[str]
+    community_channel_ids: list[str] = []  # a Community server's rules and updates channels: never deleted
 
     @cached_property
     def everyone(self) -> Role:
@@ -90,4 +91,5 @@ def read_live_guild(client: ChatClient, guild_id: str, bot_role_ids: list[str] |
         roles=guild.roles,
         channels=channels,
         bot_role_ids=bot_role_ids,
+        community_channel_ids=[i for i in (guild.rules_channel_id, guild.public_updates_channel_id) if i],
     )

@@ -55,7 +55,7 @@ def template_guild(snapshot: TemplateSnapshot) -> LiveGuild:
 
 def template_config(snapshot: TemplateSnapshot) -> Exported:
     """The template's guild as a configuration, and what it had to leave out."""
-    exported = export_config(template_guild(snapshot), snapshot)
+    exported = export_config(template_guild(snapshot), snapshot, ids=False)  # placeholders name no server's object
     if not any(role.id == EVERYONE_PLACEHOLDER or role.name == EVERYONE for role in snapshot.roles):
         exported.config.everyone_permissions = None
     return exported

@@ -1,28 +1,43 @@
 """The deploy plan: a pure function of the live guild and a configuration, shared by the dry run, the worker
 and its resume after a crash.
 
-Converge, never delete. Objects are matched by name: roles by name, categories by name, channels by name, type
-and category (text-like names as the platform stores them). A missing object is created; a named object whose
-attributes differ from the ones the configuration gives is updated; everything else is left alone, so a second
-deploy of the same configuration plans no write at all.
+The server is made to match its configuration. Objects are matched by id, then by name (`matching.py`). A missing
+object is created; a matched object whose name, category or stated attributes differ is updated (a rename or a
+move is the same object: its messages, members and overwrites stay); the order of roles, categories and channels
+is the configuration's (`order.py`); the server's name is a setting. With `prune`, what the configuration does
+not name is deleted (`prune.py`); without it, it is left alone. A second deploy of the same configuration plans no
+write at all.
 
 Steps come in the order the platform needs: @everyone's permissions, roles (with explicit permissions: a role
-created without them copies @everyone's), categories with their overwrites, channels with their parent and
-overwrites in the create body (no request per overwrite), the guild's settings in one request (after the
-channels, so the AFK and system channels it names exist), then one bulk role reorder if the configured roles'
-relative order differs.
+created without them copies @everyone's), categories with their overwrites, channels with their parent, position
+and overwrites in the create body (no request per overwrite; a move is the channel's own modify, as the platform
+takes one parent change per bulk request), one bulk channel position request if an order still differs, the
+guild's settings in one request (after the channels, so the AFK and system channels it names exist), deletions
+(channels, categories, then roles; first instead, when the platform's caps leave no room for the creations
+otherwise), then one bulk role reorder if the configured roles' relative order differs.
 A channel's overwrites are its category's with the channel's own replacing them per role, so a channel in a
 private category is private from its first moment whatever the platform copies.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Collection, Iterator
 from typing import Any, Literal
 
 from svcconf.chat import Channel as LiveChannel
 from svcconf.chat import Role as LiveRole
-from svcconf.config import CHANNEL_TYPES, EVERYONE, Category, ServerConfig, from_bitfield, to_bitfield
+from svcconf.config import (
+    CHANNEL_TYPES,
+    EVERYONE,
+    MAX_CHANNELS,
+    MAX_CHANNELS_PER_CATEGORY,
+    MAX_ROLES,
+    Category,
+    ServerConfig,
+    from_bitfield,
+    to_bitfield,
+)
 from svcconf.config import Channel as ConfigChannel
 from svcconf.config import Overwrite as ConfigOverwrite
 from svcconf.config import Role as ConfigRole
@@ -41,6 +56,9 @@ from svcconf.deploy_engine.attributes import (
     with_tag_ids,
 )
 from svcconf.deploy_engine.live import LiveGuild, platform_channel_name
+from svcconf.deploy_engine.matching import Matches, config_channel_key, match_objects
+from svcconf.deploy_engine.order import GroupOrder, Slot, group_of, order_group
+from svcconf.deploy_engine.prune import Deletions, plan_deletions
 from svcconf.deploy_engine.steps import (
     EVERYONE_KEY,
     ROLE_OVERWRITE,
@@ -48,16 +66,16 @@ from svcconf.deploy_engine.steps import (
     Action,
     Change,
     ChannelStep,
-    DeleteStep,
     DeploymentPlan,
     GuildStep,
     OverwriteSpec,
     PlanItem,
+    ReorderChannels,
     ReorderRoles,
     RolePosition,
     RoleStep,
+    Step,
     category_key,
-    channel_key,
     role_key,
 )
 from svcconf.errors import BadRequest, FieldError
@@ -65,17 +83,7 @@ from svcconf.errors import BadRequest, FieldError
 # What the planners' callers use; the plan's data lives in svcconf.deploy_engine.steps.
 __all__ = ["DeploymentPlan", "PlanItem", "plan_deployment", "reorder_within_slots"]
 
-# ---------------------------------------------------------------- matching
-
-
-def _by_name[T: (LiveRole, LiveChannel)](candidates: list[T], name: str) -> T | None:
-    """The live object of that name: exact first, then ignoring case; the highest, then the oldest, wins."""
-    ranked = sorted(candidates, key=lambda item: (-item.position, int(item.id)))
-    exact = [item for item in ranked if item.name == name]
-    if exact:
-        return exact[0]
-    folded = [item for item in ranked if (item.name or "").casefold() == name.casefold()]
-    return folded[0] if folded else None
+# ---------------------------------------------------------------- names a deploy must tell apart
 
 
 def _duplicates(config: ServerConfig) -> list[FieldError]:
@@ -95,62 +103,97 @@ def _named_objects(config: ServerConfig) -> Iterator[tuple[str, str, str]]:
     for c, category in enumerate(config.categories):
         yield f"categories[{c}]", category_key(category.name), f"category '{category.name}'"
         for n, channel in enumerate(category.channels):
-            yield f"categories[{c}].channels[{n}]", _config_channel_key(category, channel), f"channel '{channel.name}'"
+            key = config_channel_key(category.name, channel)
+            yield f"categories[{c}].channels[{n}]", key, f"channel '{channel.name}'"
     for n, channel in enumerate(config.channels):
-        yield f"channels[{n}]", _config_channel_key(None, channel), f"channel '{channel.name}'"
+        yield f"channels[{n}]", config_channel_key(None, channel), f"channel '{channel.name}'"
 
 
-def _config_channel_key(category: Category | None, channel: ConfigChannel) -> str:
-    channel_type = CHANNEL_TYPES[channel.type]
-    parent = category_key(category.name) if category else None
-    return channel_key(parent, channel_type, platform_channel_name(channel.name, channel_type))
+def _placed_channels(config: ServerConfig) -> Iterator[tuple[str, Category | None, ConfigChannel]]:
+    """Every channel with its path and category, in the configuration's order."""
+    for c, category in enumerate(config.categories):
+        for n, channel in enumerate(category.channels):
+            yield f"categories[{c}].channels[{n}]", category, channel
+    for n, channel in enumerate(config.channels):
+        yield f"channels[{n}]", None, channel
 
 
 # ---------------------------------------------------------------- the planner
 
 
 class _Planner:
-    def __init__(self, live: LiveGuild, config: ServerConfig):
+    def __init__(self, live: LiveGuild, config: ServerConfig, deletions: Deletions, matches: Matches):
         self.live = live
         self.config = config
+        self.matches = matches
+        self.deletions = deletions
         self.items: list[PlanItem] = []
-        self.steps: list[RoleStep | ChannelStep | GuildStep | ReorderRoles | DeleteStep] = []
+        self.steps: list[Step] = []
         self.ids: dict[str, str] = {EVERYONE_KEY: live.everyone.id}
         self.role_names = {role_key(role.name): role.name for role in config.roles}
-        self.created_roles: list[str] = []  # keys, in creation order
+        self.group_keys: dict[str, tuple[str | None, str]] = {}  # a category's or channel's key -> its order group
+        self.orders = self._orders()
 
     def plan(self) -> DeploymentPlan:
+        room_roles, room_channels = self._room_first()
         self._everyone()
+        if room_roles:
+            self.steps += [step for step in self.deletions.steps if step.kind == "role"]
         for index, role in enumerate(self.config.roles):
             self._role(index, role)
+        if room_channels:
+            self.steps += [step for step in self.deletions.steps if step.kind != "role"]
         for index, category in enumerate(self.config.categories):
             self._category(index, category)
-        for index, category in enumerate(self.config.categories):
-            parent = self.ids.get(category_key(category.name))
-            for n, channel in enumerate(category.channels):
-                self._channel(f"categories[{index}].channels[{n}]", channel, category, parent)
-        for n, channel in enumerate(self.config.channels):
-            self._channel(f"channels[{n}]", channel, None, None)
+        for field, placed_in, channel in _placed_channels(self.config):
+            self._channel(field, channel, placed_in)
+        bulk = [entry for order in self.orders.values() for entry in order.bulk]
+        if bulk:
+            self.steps.append(ReorderChannels(positions=bulk))
         self._settings()  # after the channels: the AFK and system channels may be new
+        if not room_channels:
+            self.steps += [step for step in self.deletions.steps if step.kind != "role"]
+        if not room_roles:
+            self.steps += [step for step in self.deletions.steps if step.kind == "role"]
+        self.items += self.deletions.items
         reorder = self._reorder()
         if reorder is not None:
             self.steps.append(reorder)
-        return DeploymentPlan(items=self.items, steps=self.steps, ids=self.ids)
+        return DeploymentPlan(
+            guild_id=self.live.id, items=self.items, steps=self.steps, ids=self.ids, warnings=self.deletions.warnings
+        )
+
+    def _room_first(self) -> tuple[bool, bool]:
+        """Deletions of a kind go first when the creations would pass the platform's cap before them."""
+        new_roles = sum(1 for role in self.config.roles if role_key(role.name) not in self.matches.roles)
+        roles = bool(self.deletions.count("role")) and len(self.live.roles) + new_roles > MAX_ROLES
+        keys = [config_channel_key(cat.name if cat else None, ch) for _, cat, ch in _placed_channels(self.config)]
+        created = sum(1 for key in keys if key not in self.matches.channels)
+        created += sum(1 for c in self.config.categories if category_key(c.name) not in self.matches.categories)
+        channels = len(self.live.channels) + created > MAX_CHANNELS
+        # Within a category: what it holds now, and what the deploy creates in it or moves into it.
+        arriving = Counter(self.ids_of_category(cat) for _, cat, _ in _placed_channels(self.config) if cat)
+        for category_id, count in arriving.items():
+            if category_id is not None and len(self.live.children_of(category_id)) + count > MAX_CHANNELS_PER_CATEGORY:
+                channels = True
+        return roles, channels and bool(self.deletions.count("channel") or self.deletions.count("category"))
+
+    def ids_of_category(self, category: Category) -> str | None:
+        found = self.matches.categories.get(category_key(category.name))
+        return found.id if found else None
 
     # -- roles --------------------------------------------------------------------------------------------
 
     def _role(self, index: int, role: ConfigRole) -> None:
         key, field = role_key(role.name), f"roles[{index}]"
-        live_roles = [r for r in self.live.roles if not r.is_everyone(self.live.id)]
-        found = _by_name(live_roles, role.name)
+        found = self.matches.roles.get(key)
         if found is None:
             payload = {"name": role.name, **role_create_attributes(role)}
             self.items.append(PlanItem(kind="role", name=role.name, action="create", field=field, key=key))
             self.steps.append(RoleStep(op="create_role", key=key, name=role.name, field=field, payload=payload))
-            self.created_roles.append(key)
             return
         self.ids[key] = found.id
-        self._role_update(key, role.name, field, found, role_stated_attributes(role))
+        self._role_update(key, role.name, field, found, {"name": role.name, **role_stated_attributes(role)})
 
     def _everyone(self) -> None:
         """`everyone_permissions`: the @everyone role (its id is the guild's) updated like any role."""
@@ -160,11 +203,15 @@ class _Planner:
 
     def _role_update(self, key: str, name: str, field: str, found: LiveRole, wanted: dict[str, Any]) -> None:
         # Only what the configuration states is compared, so an omitted attribute never resets a live one.
-        current = live_role_attributes(found)
+        current = {"name": found.name, **live_role_attributes(found)}
         changes = [Change(field=n, old=current[n], new=v) for n, v in wanted.items() if current[n] != v]
+        changes += self._role_position(key, found)
         action: Action = "update" if changes else "keep"
-        self.items.append(PlanItem(kind="role", name=name, action=action, changes=changes, field=field, key=key))
-        if not changes:
+        self.items.append(
+            PlanItem(kind="role", name=name, action=action, id=found.id, changes=changes, field=field, key=key)
+        )
+        written = [change for change in changes if change.field != "position"]  # the order is one bulk request
+        if not written:
             return
         self.steps.append(
             RoleStep(
@@ -173,42 +220,94 @@ class _Planner:
                 name=name,
                 field=field,
                 role_id=found.id,
-                payload={change.field: change.new for change in changes},
-                previous={change.field: change.old for change in changes},
+                payload={change.field: change.new for change in written},
+                previous={change.field: change.old for change in written},
             )
         )
 
+    def _role_position(self, key: str, found: LiveRole) -> list[Change]:
+        """The role's rank from the top among the configured roles, when the bulk reorder changes it."""
+        reorder = self._reorder()
+        if reorder is None or found.is_everyone(self.live.id):
+            return []
+        final = {entry.ref: entry.position for entry in reorder.positions}
+        ref = found.id
+        if final.get(ref, found.position) == found.position:
+            return []
+        return [Change(field="position", old=found.position, new=final[ref])]
+
     def _reorder(self) -> ReorderRoles | None:
         """One bulk move so the configured roles stand in the configuration's order (first = highest)."""
-        # The order after the creations: each new role appears at position 1, pushing the others up.
-        existing = sorted((r for r in self.live.roles if not r.is_everyone(self.live.id)), key=lambda r: r.position)
-        bottom_up = [*reversed(self.created_roles), *(role.id for role in existing)]
-        movable = set(self.created_roles) | {role.id for role in existing if self.live.bot_can_edit(role)}
-        rank = {self.ids.get(role_key(role.name), role_key(role.name)): i for i, role in enumerate(self.config.roles)}
+        # The order after the creations and deletions: each new role appears at position 1, pushing the others up.
+        deleted = self.deletions.ids
+        existing = sorted(
+            (r for r in self.live.roles if not r.is_everyone(self.live.id) and r.id not in deleted),
+            key=lambda r: r.position,
+        )
+        created = [role_key(role.name) for role in self.config.roles if role_key(role.name) not in self.matches.roles]
+        bottom_up = [*reversed(created), *(role.id for role in existing)]
+        movable = set(created) | {role.id for role in existing if self.live.bot_can_edit(role)}
+        rank = {}
+        for index, role in enumerate(self.config.roles):
+            found = self.matches.roles.get(role_key(role.name))
+            rank[found.id if found else role_key(role.name)] = index
         return reorder_within_slots(bottom_up, movable, rank)
 
     # -- categories and channels ----------------------------------------------------------------------------
 
+    def _orders(self) -> dict[tuple[str | None, str], GroupOrder]:
+        """Per group (the categories; the text-like and the voice-like channels of each category and outside any),
+        what its order needs."""
+        deleted = self.deletions.ids
+        named: dict[tuple[str | None, str], list[Slot]] = {("categories", "category"): []}
+        for category in self.config.categories:
+            key = category_key(category.name)
+            found = self.matches.categories.get(key)
+            named[("categories", "category")].append(Slot(ref=key, live=found, here=found is not None))
+            self.group_keys[key] = ("categories", "category")
+        home: dict[str | None, str | None] = {None: None}  # a live category id -> the configuration's key for it
+        for key, live_category in self.matches.categories.items():
+            home[live_category.id] = key
+        for _, placed_in, configured in _placed_channels(self.config):
+            key = config_channel_key(placed_in.name if placed_in else None, configured)
+            parent = category_key(placed_in.name) if placed_in else None
+            found = self.matches.channels.get(key)
+            here = found is not None and home.get(found.parent_id, "-") == parent
+            group = (parent, group_of(CHANNEL_TYPES[configured.type]))
+            named.setdefault(group, []).append(Slot(ref=key, live=found, here=here))
+            self.group_keys[key] = group
+        unnamed: dict[tuple[str | None, str], list[LiveChannel]] = {}
+        for live_channel in self.live.channels:
+            if live_channel.id in self.matches.claimed or live_channel.id in deleted:
+                continue
+            if live_channel.is_category:
+                unnamed.setdefault(("categories", "category"), []).append(live_channel)
+            elif live_channel.parent_id in home:
+                group = (home[live_channel.parent_id], group_of(live_channel.type))
+                unnamed.setdefault(group, []).append(live_channel)
+        return {group: order_group(slots, unnamed.get(group, [])) for group, slots in named.items()}
+
+    def _order_of(self, key: str) -> GroupOrder:
+        return self.orders[self.group_keys[key]]
+
     def _category(self, index: int, category: Category) -> None:
         key, field = category_key(category.name), f"categories[{index}]"
-        found = _by_name(self.live.categories, category.name)
+        found = self.matches.categories.get(key)
         desired = self._overwrites(_declared(category.overwrites, f"{field}.overwrites"))
-        self._channel_like("category", key, field, category.name, found, {}, None, desired, parent=None)
+        create = {"name": category.name, "type": CHANNEL_TYPES["category"]}
+        self._channel_like("category", key, field, category.name, found, create, None, desired, None, category.name)
 
-    def _channel(self, field: str, channel: ConfigChannel, category: Category | None, parent_id: str | None) -> None:
+    def _channel(self, field: str, channel: ConfigChannel, category: Category | None) -> None:
         channel_type = CHANNEL_TYPES[channel.type]
-        stored_name = platform_channel_name(channel.name, channel_type)
         parent = category_key(category.name) if category else None
-        key = channel_key(parent, channel_type, stored_name)
-        # A channel of a category that does not exist yet cannot exist yet either.
-        siblings = self.live.children_of(parent_id) if parent_id or not parent else []
-        found = _by_name([c for c in siblings if c.type == channel_type], stored_name)
+        key = config_channel_key(category.name if category else None, channel)
+        found = self.matches.channels.get(key)
         category_field = field.rsplit(".channels", 1)[0]
         inherited = _declared(category.overwrites, f"{category_field}.overwrites") if category else {}
         desired = self._overwrites(inherited | _declared(channel.overwrites, f"{field}.overwrites"))
         create = {"name": channel.name, "type": channel_type, **channel_create_attributes(channel)}
         label = f"{category.name} / {channel.name}" if category else channel.name
-        self._channel_like("channel", key, field, label, found, create, channel, desired, parent)
+        self._channel_like("channel", key, field, label, found, create, channel, desired, parent, channel.name)
 
     def _channel_like(
         self,
@@ -221,11 +320,12 @@ class _Planner:
         channel: ConfigChannel | None,
         desired: dict[str, OverwriteSpec],
         parent: str | None,
+        name: str,
     ) -> None:
+        order = self._order_of(key)
         if found is None:
             self.items.append(PlanItem(kind=kind, name=label, action="create", field=field, key=key))
             overwrite_keys = [self._overwrite_item(key, label, spec, "create") for spec in desired.values()]
-            payload = create or {"name": label, "type": CHANNEL_TYPES["category"]}
             self.steps.append(
                 ChannelStep(
                     op="create_channel",
@@ -234,7 +334,7 @@ class _Planner:
                     name=label,
                     field=field,
                     parent=parent,
-                    payload=payload,
+                    payload={**create, "position": order.placed[key]},
                     after_create=channel_after_create(channel) if channel else {},
                     overwrites=list(desired.values()),
                     overwrite_keys=overwrite_keys,
@@ -242,11 +342,31 @@ class _Planner:
             )
             return
         self.ids[key] = found.id
-        current = live_channel_attributes(found)
+        current = {"name": found.name, **live_channel_attributes(found)}
         wanted = channel_stated_attributes(channel, found.flags) if channel else {}
+        if found.name not in (name, platform_channel_name(name, found.type)):
+            wanted = {"name": name, **wanted}
         changes = [Change(field=n, old=current.get(n), new=v) for n, v in wanted.items() if current.get(n) != v]
-        action: Action = "update" if changes else "keep"
-        self.items.append(PlanItem(kind=kind, name=label, action=action, changes=changes, field=field, key=key))
+        payload = with_tag_ids({change.field: change.new for change in changes}, found)
+        previous: dict[str, Any] = {change.field: change.old for change in changes}
+        move_to = self._moved(found, kind, parent)
+        if move_to is not None:
+            old_parent = self.live.channel(found.parent_id)
+            new_name = move_to.split(":", 1)[1] if move_to != "-" else None
+            category_name = next((c.name for c in self.config.categories if category_key(c.name) == move_to), new_name)
+            changes.append(Change(field="category", old=old_parent.name if old_parent else None, new=category_name))
+            payload["position"] = order.placed[key]
+            previous |= {"parent_id": found.parent_id, "position": found.position}
+            if move_to == "-":
+                payload["parent_id"] = None
+        item_changes = [*changes]
+        if key in order.shown and order.shown[key][0] != order.shown[key][1]:
+            old_index, new_index = order.shown[key]
+            item_changes.append(Change(field="position", old=old_index, new=new_index))
+        action: Action = "update" if item_changes else "keep"
+        self.items.append(
+            PlanItem(kind=kind, name=label, action=action, id=found.id, changes=item_changes, field=field, key=key)
+        )
         changed_overwrites, overwrite_keys = self._overwrite_changes(key, label, found, desired)
         if not changes and not changed_overwrites:
             return
@@ -258,23 +378,40 @@ class _Planner:
                 name=label,
                 field=field,
                 channel_id=found.id,
-                payload=with_tag_ids({change.field: change.new for change in changes}, found),
-                previous={change.field: change.old for change in changes},
+                parent=move_to if move_to not in (None, "-") else None,
+                payload=payload,
+                previous=previous,
                 overwrites=changed_overwrites,
                 base_overwrites=[overwrite.model_dump() for overwrite in found.permission_overwrites],
                 overwrite_keys=overwrite_keys,
             )
         )
 
+    def _moved(self, found: LiveChannel, kind: str, parent: str | None) -> str | None:
+        """Where a matched channel moves: its new category's key, "-" for outside any, None when it stays."""
+        if kind == "category":
+            return None
+        if parent is None:
+            return "-" if found.parent_id is not None else None
+        category = self.matches.categories.get(parent)
+        if category is not None and category.id == found.parent_id:
+            return None
+        return parent
+
     # -- the guild's settings ---------------------------------------------------------------------------------
 
     def _settings(self) -> None:
-        """One item, its changes field by field in the configuration's names; one PATCH when any differ."""
+        """One item, its changes field by field in the configuration's names (the server's name first); one PATCH
+        when any differ."""
         stated = stated_settings(self.config.settings)
-        if not stated:
-            return
         live = self.live.settings
-        changes, payload, channels, previous = [], {}, {}, {}
+        changes: list[Change] = []
+        payload: dict[str, Any] = {}
+        channels: dict[str, str] = {}
+        previous: dict[str, Any] = {}
+        if self.config.name != self.live.name:
+            changes.append(Change(field="name", old=self.live.name, new=self.config.name))
+            payload["name"], previous["name"] = self.config.name, self.live.name
         for name, value in stated.items():
             if name in CHANNEL_SETTINGS:
                 platform, kind = CHANNEL_SETTINGS[name]
@@ -303,7 +440,8 @@ class _Planner:
             )
         )
         if changes:
-            self.steps.append(GuildStep(payload=payload, channels=channels, previous=previous))
+            field = "name" if [change.field for change in changes] == ["name"] else "settings"
+            self.steps.append(GuildStep(field=field, payload=payload, channels=channels, previous=previous))
 
     def _configured_channel_key(self, name: str, kind: str) -> str:
         """The key of the configuration's channel of that name and type (the schema makes it exactly one)."""
@@ -312,7 +450,7 @@ class _Planner:
         places = [(c, ch) for c in self.config.categories for ch in c.channels]
         for category, channel in [*places, *((None, ch) for ch in self.config.channels)]:
             if channel.type == kind and platform_channel_name(channel.name, channel_type) == wanted:
-                return _config_channel_key(category, channel)
+                return config_channel_key(category.name if category else None, channel)
         raise ValueError(f"no {kind} channel named {name!r}")  # the schema refuses such a configuration
 
     def _overwrites(self, declared: dict[str, tuple[ConfigOverwrite, str]]) -> dict[str, OverwriteSpec]:
@@ -380,9 +518,14 @@ def reorder_within_slots(bottom_up: list[str], movable: set[str], rank: dict[str
     return ReorderRoles(positions=[RolePosition(ref=ref, position=pos) for ref, pos in sorted(final.items())])
 
 
-def plan_deployment(live: LiveGuild, config: ServerConfig) -> DeploymentPlan:
-    """What deploying `config` to `live` would create, update and keep, and the writes that do it, in order."""
+def plan_deployment(
+    live: LiveGuild, config: ServerConfig, *, prune: bool = False, confirmed_deletes: Collection[str] | None = None
+) -> DeploymentPlan:
+    """What deploying `config` to `live` would create, update, keep and (with `prune`) delete, and the writes that
+    do it, in order. `confirmed_deletes`: the ids a confirmed plan listed; nothing else is deleted."""
     problems = _duplicates(config)
     if problems:
         raise BadRequest("The configuration names some objects twice.", details=problems)
-    return _Planner(live, config).plan()
+    matches = match_objects(live, config)
+    deletions = plan_deletions(live, matches, confirmed_deletes) if prune else Deletions()
+    return _Planner(live, config, deletions, matches).plan()

@@ -22,13 +22,23 @@ from svcconf.config import (
 )
 from svcconf.config.vocabulary import COMMUNITY, ROLE_ICONS
 from svcconf.deploy_engine.live import ADMINISTRATOR, LiveGuild
-from svcconf.deploy_engine.steps import ChannelStep, DeploymentPlan, GuildStep, ReorderRoles, RoleStep, Step
+from svcconf.deploy_engine.steps import (
+    ChannelStep,
+    DeleteStep,
+    DeploymentPlan,
+    GuildStep,
+    ReorderChannels,
+    ReorderRoles,
+    RoleStep,
+    Step,
+)
 from svcconf.errors import FieldError
 
 MANAGE_ROLES = 1 << PERMISSION_BITS["MANAGE_ROLES"]
 MANAGE_CHANNELS = 1 << PERMISSION_BITS["MANAGE_CHANNELS"]
 MANAGE_GUILD = 1 << PERMISSION_BITS["MANAGE_GUILD"]
 VOICE = CHANNEL_TYPES["voice"]
+MIN_GUILD_NAME_LENGTH = 2
 # Channel types (the platform's numbers) that need a guild feature.
 FEATURE_OF_TYPE = {5: ("NEWS", "announcement"), 13: ("COMMUNITY", "stage")}
 
@@ -101,7 +111,9 @@ def _settings_problems(live: LiveGuild, plan: DeploymentPlan) -> Iterator[FieldE
         if not isinstance(step, GuildStep):
             continue
         if not live.bot_permissions & MANAGE_GUILD:
-            yield _problem(step.field, "the bot needs MANAGE_GUILD in this server to change its settings")
+            yield _problem(step.field, "the bot needs MANAGE_GUILD in this server to change its name and settings")
+        if "name" in step.payload and len(step.payload["name"]) < MIN_GUILD_NAME_LENGTH:
+            yield _problem("name", f"the platform's server names have {MIN_GUILD_NAME_LENGTH} to 100 characters")
         if step.payload.get("description") and COMMUNITY not in live.features:
             yield _problem(f"{step.field}.description", f"a server description needs the server feature {COMMUNITY}")
         afk = live.channel(plan.ids.get(step.channels.get("afk_channel_id", "")))
@@ -110,29 +122,48 @@ def _settings_problems(live: LiveGuild, plan: DeploymentPlan) -> Iterator[FieldE
 
 
 def _cap_problems(live: LiveGuild, plan: DeploymentPlan) -> Iterator[FieldError]:
+    """The caps as the deploy leaves the server: what it creates counts, what it deletes (first, when the caps need
+    the room: the planner orders it so) does not."""
     creates = [step for step in plan.steps if step.op in ("create_role", "create_channel")]
+    deleted = Counter(step.kind == "role" for step in plan.steps if isinstance(step, DeleteStep))
     new_roles = sum(1 for step in creates if step.op == "create_role")
-    if len(live.roles) + new_roles > MAX_ROLES:
+    if len(live.roles) + new_roles - deleted[True] > MAX_ROLES:
         yield _problem(
             "roles",
-            f"the server has {len(live.roles)} roles and the deploy would create {new_roles}: at most {MAX_ROLES}",
+            f"the server has {len(live.roles)} roles and the deploy would create {new_roles}"
+            f" (and delete {deleted[True]}): at most {MAX_ROLES}",
         )
     new_channels = [step for step in creates if isinstance(step, ChannelStep)]
-    if len(live.channels) + len(new_channels) > MAX_CHANNELS:
+    if len(live.channels) + len(new_channels) - deleted[False] > MAX_CHANNELS:
         yield _problem(
             "channels",
             f"the server has {len(live.channels)} channels and categories and the deploy would create"
-            f" {len(new_channels)}: at most {MAX_CHANNELS}",
+            f" {len(new_channels)} (and delete {deleted[False]}): at most {MAX_CHANNELS}",
         )
-    per_parent = Counter(step.parent for step in new_channels if step.parent)
-    for category_key, count in per_parent.items():
+    yield from _category_problems(live, plan)
+
+
+def _category_problems(live: LiveGuild, plan: DeploymentPlan) -> Iterator[FieldError]:
+    """50 channels per category, counting what stays in it, what the deploy creates there and what it moves in."""
+    leaving = {step.object_id for step in plan.steps if isinstance(step, DeleteStep)}
+    arriving: Counter[str] = Counter()
+    fields: dict[str, str] = {}
+    for step in plan.steps:
+        if not isinstance(step, ChannelStep) or step.kind != "channel":
+            continue
+        moving = step.op == "update_channel" and (step.parent is not None or "parent_id" in step.payload)
+        if moving and step.channel_id:
+            leaving.add(step.channel_id)
+        if step.parent is not None and (step.op == "create_channel" or moving):
+            arriving[step.parent] += 1
+            fields.setdefault(step.parent, step.field.rsplit(".channels", 1)[0])
+    for category_key, count in arriving.items():
         existing_id = plan.ids.get(category_key)
-        existing = len(live.children_of(existing_id)) if existing_id else 0
-        if existing + count > MAX_CHANNELS_PER_CATEGORY:
-            field = next(s.field for s in new_channels if s.parent == category_key).rsplit(".channels", 1)[0]
+        staying = [c for c in live.children_of(existing_id) if c.id not in leaving] if existing_id else []
+        if len(staying) + count > MAX_CHANNELS_PER_CATEGORY:
             yield _problem(
-                f"{field}.channels",
-                f"the category holds {existing} channels and the deploy would add {count}:"
+                f"{fields[category_key]}.channels",
+                f"the category holds {len(staying)} channels and the deploy would add {count}:"
                 f" at most {MAX_CHANNELS_PER_CATEGORY}",
             )
 
@@ -142,8 +173,18 @@ def _sets_overwrites(step: Step) -> bool:
 
 
 def _capability_problems(live: LiveGuild, plan: DeploymentPlan) -> Iterator[FieldError]:
-    needs_roles = [s for s in plan.steps if isinstance(s, RoleStep | ReorderRoles) or _sets_overwrites(s)]
-    needs_channels = [step for step in plan.steps if isinstance(step, ChannelStep)]
+    needs_roles = [
+        s
+        for s in plan.steps
+        if isinstance(s, RoleStep | ReorderRoles)
+        or _sets_overwrites(s)
+        or (isinstance(s, DeleteStep) and s.kind == "role")
+    ]
+    needs_channels = [
+        s
+        for s in plan.steps
+        if isinstance(s, ChannelStep | ReorderChannels) or (isinstance(s, DeleteStep) and s.kind != "role")
+    ]
     if needs_roles and not live.bot_permissions & MANAGE_ROLES:
         yield _problem(needs_roles[0].field, "the bot needs MANAGE_ROLES in this server to change roles and overwrites")
     if needs_channels and not live.bot_permissions & MANAGE_CHANNELS:

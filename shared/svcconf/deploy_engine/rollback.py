@@ -23,7 +23,6 @@ from svcconf.deploy_engine.journal import (
     Fingerprint,
     changed_fields,
     channel_fields,
-    fingerprint,
     guild_fields,
     role_fields,
 )
@@ -160,7 +159,7 @@ class _RollbackPlanner:
 
     def _changed_since(self, key: str, kind: Kind, name: str, fields: dict[str, Any]) -> bool:
         """Whether anyone changed the object since the deployment's last write of it: if so it is named."""
-        changed = changed_fields(fingerprint(fields), self.journal.after.get(key, {}))
+        changed = changed_fields(fields, self.journal.after.get(key))
         if changed:
             self.items.append(PlanItem(kind=kind, name=name, action="keep", field="", key=key))
             what = ", ".join(changed)

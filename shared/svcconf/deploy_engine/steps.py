@@ -4,9 +4,13 @@ applier runs them, the deployment record journals them."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
+
+from svcconf.config.lint import LintWarning
 
 Kind = Literal["role", "category", "channel", "overwrite", "settings"]
 Action = Literal["create", "update", "keep", "delete"]
@@ -45,13 +49,15 @@ class Change(BaseModel):
 
 
 class PlanItem(BaseModel):
-    """One object of the configuration and what the deploy does with it."""
+    """One object of the configuration (or of the server, for a delete) and what the deploy does with it."""
 
     kind: Kind
     name: str
     action: Action
+    id: str | None = Field(None, description="The object's id in the server; none for an object still to create.")
     changes: list[Change] = Field(default_factory=list)
-    field: str = Field(description="The object's path in the configuration.")
+    field: str = Field(description="The object's path in the configuration; empty for an object it does not name.")
+    note: str | None = Field(None, description="What a person must know first, e.g. that a channel's messages go.")
     key: str = Field(exclude=True)
     owner: str | None = Field(None, exclude=True)  # an overwrite's channel or category key
 
@@ -116,8 +122,24 @@ class ReorderRoles(BaseModel):
     positions: list[RolePosition]
 
 
+class ChannelPosition(BaseModel):
+    ref: str  # a configured channel's or category's key, or a live channel's id
+    position: int
+    previous: int | None = None  # the live position (None: created by this deploy)
+
+
+class ReorderChannels(BaseModel):
+    """One bulk position request for categories and channels (no entry changes a parent: moves are their own)."""
+
+    op: Literal["reorder_channels"] = "reorder_channels"
+    key: str = "reorder:channels"
+    name: str = "channel order"
+    field: str = "categories"
+    positions: list[ChannelPosition]
+
+
 class DeleteStep(BaseModel):
-    """A rollback removes what its deployment created."""
+    """A pruning deploy removes what its configuration does not name; a rollback what its deployment created."""
 
     op: Literal["delete_role", "delete_channel"]
     kind: Kind
@@ -127,13 +149,32 @@ class DeleteStep(BaseModel):
     object_id: str
 
 
-Step = Annotated[RoleStep | ChannelStep | GuildStep | ReorderRoles | DeleteStep, Field(discriminator="op")]
+Step = Annotated[
+    RoleStep | ChannelStep | GuildStep | ReorderRoles | ReorderChannels | DeleteStep, Field(discriminator="op")
+]
 
 
 class DeploymentPlan(BaseModel):
+    guild_id: str = ""
     items: list[PlanItem]
     steps: list[Step]
     ids: dict[str, str] = Field(description="Key of each matched object -> its live id.")
+    warnings: list[LintWarning] = Field(default_factory=list)  # what a pruning plan keeps and why
 
     def writes(self) -> int:
         return len(self.steps)
+
+    def deletes(self) -> list[PlanItem]:
+        return [item for item in self.items if item.action == "delete"]
+
+    @property
+    def plan_id(self) -> str:
+        """A digest of the guild and what the plan writes (kinds, ids, names, changes), not of counts or warnings:
+        the same server and configuration give the same id, and any change to either that changes a write, another."""
+        writes = [
+            [item.kind, item.action, item.id, item.name, [[c.field, c.old, c.new] for c in item.changes]]
+            for item in self.items
+            if item.action != "keep"
+        ]
+        digest = hashlib.sha256(json.dumps([self.guild_id, writes], sort_keys=True, default=str).encode())
+        return f"plan_{digest.hexdigest()[:32]}"

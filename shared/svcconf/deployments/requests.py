@@ -16,14 +16,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from svcconf import backups, codes
 from svcconf.auth import BearerUser
-from svcconf.chat import UnknownGuild, get_chat_client
+from svcconf.chat import ChatError, UnknownGuild, get_chat_client
 from svcconf.chat_accounts import managed_guild
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig, to_bitfield
 from svcconf.config.lint import LintWarning, lint_config
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
+from svcconf.deploy_engine.matching import with_ids
 from svcconf.deploy_engine.plan import DeploymentPlan, PlanItem, plan_deployment
 from svcconf.deploy_engine.preflight import preflight_problems
+from svcconf.deploy_engine.prune import deletion_warnings
 from svcconf.deployments import quota as creation_quota
 from svcconf.deployments.common import LOCK_SECONDS, deployment_repository, job_of, planned_steps
 from svcconf.deployments.quota import QuotaWarning
@@ -68,6 +70,12 @@ class SnapshotGone(Conflict):
     default_message = "The deployment's snapshot of the server is gone: it can no longer be rolled back."
 
 
+class PlanNotConfirmed(Conflict):
+    default_message = (
+        "This deploy deletes objects: send `confirm` with the `plan_id` of the plan you saw (a dry run with `prune`)."
+    )
+
+
 class NoDeployment(NotFound):
     default_message = "No deployment of this project by you was found."
 
@@ -102,6 +110,11 @@ class DeploymentView(BaseModel):
     resumes_at: datetime | None = Field(None, description="While `waiting`: when the deployment goes on by itself.")
     wait_reason: str | None = Field(None, description="While `waiting`: why.")
     warnings: list[QuotaWarning] = Field(default_factory=list, description="deploy: the plan passes the quota.")
+    config: ServerConfig | None = Field(
+        None,
+        description="info, once a deploy has finished: the configuration as deployed, with the id of every object it"
+        " matched or created.",
+    )
 
 
 class DryRun(BaseModel):
@@ -112,6 +125,7 @@ class DryRun(BaseModel):
     status: Literal["planned"] = Field("planned", description="A dry run changes nothing: it is only a plan.")
     steps: Steps
     plan: list[PlanItem]
+    plan_id: str = Field(description="The plan's digest: a deploy whose plan deletes sends it back as `confirm`.")
     warnings: list[QuotaWarning | LintWarning]
 
 
@@ -144,11 +158,13 @@ def _live_guild(guild_id: str, config: ServerConfig | None) -> LiveGuild:
         raise BotNotInGuild(install_url=install_url(guild_id, config)) from missing
 
 
-def _checked_plan(user: BearerUser, guild_id: str, config: ServerConfig) -> tuple[str, LiveGuild, DeploymentPlan]:
+def _checked_plan(
+    user: BearerUser, guild_id: str, config: ServerConfig, *, prune: bool
+) -> tuple[str, LiveGuild, DeploymentPlan]:
     """Who may deploy here, the live guild, and a plan the platform will accept: else 403, 409."""
     chat_user_id, _ = managed_guild(user, guild_id)
     live = _live_guild(guild_id, config)
-    plan = plan_deployment(live, config)
+    plan = plan_deployment(live, config, prune=prune)
     problems = preflight_problems(live, plan)
     if problems:
         noun = "problem" if len(problems) == 1 else "problems"
@@ -158,14 +174,44 @@ def _checked_plan(user: BearerUser, guild_id: str, config: ServerConfig) -> tupl
     return chat_user_id, live, plan
 
 
-def dry_run(user: BearerUser, guild_id: str, config: ServerConfig) -> DryRun:
-    _, _, plan = _checked_plan(user, guild_id, config)
+def dry_run(user: BearerUser, guild_id: str, config: ServerConfig, *, prune: bool = False) -> DryRun:
+    _, _, plan = _checked_plan(user, guild_id, config, prune=prune)
     quota = creation_quota.quota_warnings(guild_id, plan, utc_now())
-    return DryRun(steps=planned_steps(plan), plan=plan.items, warnings=[*quota, *lint_config(config)])
+    return DryRun(
+        steps=planned_steps(plan),
+        plan=plan.items,
+        plan_id=plan.plan_id,
+        warnings=[*quota, *plan_warnings(plan), *lint_config(config)],
+    )
 
 
-def deploy(user: BearerUser, guild_id: str, project_id: str, project_name: str, config: ServerConfig) -> DeploymentView:
-    chat_user_id, live, plan = _checked_plan(user, guild_id, config)
+def plan_warnings(plan: DeploymentPlan) -> list[LintWarning]:
+    """What the plan keeps that a prune would have deleted, what it deletes, and who holds each role it deletes."""
+    counts = None
+    if any(item.kind == "role" for item in plan.deletes()):
+        try:
+            counts = get_chat_client().role_member_counts(plan.guild_id)
+        except ChatError:
+            logger.warning("the platform's role member counts could not be read")  # the warning says "unknown"
+    return [*plan.warnings, *deletion_warnings(plan.items, counts)]
+
+
+def deploy(
+    user: BearerUser,
+    guild_id: str,
+    project_id: str,
+    project_name: str,
+    config: ServerConfig,
+    *,
+    prune: bool = False,
+    confirm: str | None = None,
+) -> DeploymentView:
+    chat_user_id, live, plan = _checked_plan(user, guild_id, config, prune=prune)
+    if plan.deletes() and confirm != plan.plan_id:
+        message = None if confirm is None else "The server changed since that plan: confirm the current plan_id."
+        raise PlanNotConfirmed(
+            message, plan=[item.model_dump(mode="json") for item in plan.items], plan_id=plan.plan_id
+        )
     record = _new_record(
         "deploy",
         user,
@@ -174,8 +220,10 @@ def deploy(user: BearerUser, guild_id: str, project_id: str, project_name: str, 
         project_name,
         live,
         steps=planned_steps(plan),
-        # What the user stated, not the schema's defaults: an omitted attribute must stay omitted.
-        configuration=config.model_dump(mode="json", exclude_unset=True),
+        # What the user stated, not the schema's defaults: an omitted attribute must stay omitted; with the ids
+        # of what the plan matched, so `info` can answer every id once the worker adds what it created.
+        configuration=with_ids(config, plan.ids).model_dump(mode="json", exclude_unset=True),
+        confirmed_deletes=[item.id for item in plan.deletes() if item.id] if prune else None,
     )
     warnings = creation_quota.quota_warnings(guild_id, plan, record.created_at)
     _queue(record, mint_for=config)
@@ -308,4 +356,12 @@ def view(record: DeploymentRecord, deployment_code: str | None = None) -> Deploy
         finished_at=record.finished_at,
         resumes_at=record.resumes_at,
         wait_reason=record.wait_reason,
+        config=deployed_config(record),
     )
+
+
+def deployed_config(record: DeploymentRecord) -> ServerConfig | None:
+    """A finished deploy's configuration with the ids it matched (stored with the request) and created (journaled)."""
+    if record.kind != "deploy" or not record.finished or record.configuration is None:
+        return None
+    return with_ids(ServerConfig.model_validate(record.configuration), record.journal_created)

@@ -132,7 +132,10 @@ def _worker_plan(
             )
             repository.set_backup(record, backup.backup_id, utc_now())
             record.backup_id = backup.backup_id
-        return plan_deployment(live, ServerConfig.model_validate(record.configuration or {})), None, []
+        # A pruning deploy deletes only what its confirmed plan listed: what someone made since is kept.
+        config = ServerConfig.model_validate(record.configuration or {})
+        prune = record.confirmed_deletes is not None
+        return plan_deployment(live, config, prune=prune, confirmed_deletes=record.confirmed_deletes), None, []
     target = repository.get(record.user_id, record.project_id, record.rollback_of or "")
     if target is None or record.backup_id is None:
         raise DeploymentAborted("The deployment to roll back is gone.")
@@ -206,6 +209,7 @@ def _progress(outcome: StepOutcome) -> Progress:
     return Progress(
         created=outcome.created,
         updated={key: entry.model_dump() for key, entry in outcome.updated.items()},
+        deleted=outcome.deleted,
         failed=outcome.failed,
         after={key: fingerprint_of(answer) for key, answer in outcome.answers.items()},
         counts=outcome.counts,

@@ -84,8 +84,10 @@ class DeploymentRecord(BaseModel):
     journal_created: dict[str, str] = Field(default_factory=dict)
     journal_updated: dict[str, dict[str, Any]] = Field(default_factory=dict)
     journal_failed: dict[str, str] = Field(default_factory=dict)
+    journal_deleted: dict[str, str] = Field(default_factory=dict)  # plan key -> the id of the object deleted
     journal_intents: dict[str, int] = Field(default_factory=dict)  # object key -> when its write began (Unix ms)
-    journal_after: dict[str, dict[str, str]] = Field(default_factory=dict)  # object key -> its fingerprint
+    journal_after: dict[str, str] = Field(default_factory=dict)  # object key -> its fingerprint
+    confirmed_deletes: list[str] | None = None  # a pruning deploy: the ids its confirmed plan deletes, and no other
     counted: bool = False  # the first worker run has set the planned and existing counts
     resumes_at: datetime | None = None  # while `waiting`: when the worker runs it again
     wait_reason: str | None = None  # while `waiting`: why, in a sentence
@@ -134,8 +136,9 @@ class Progress(BaseModel):
 
     created: dict[str, str] = Field(default_factory=dict)
     updated: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    deleted: dict[str, str] = Field(default_factory=dict)
     failed: dict[str, str] = Field(default_factory=dict)
-    after: dict[str, dict[str, str]] = Field(default_factory=dict)
+    after: dict[str, str] = Field(default_factory=dict)
     counts: dict[str, dict[str, int]] = Field(default_factory=dict)
     errors: list[StepError] = Field(default_factory=list)
 
@@ -310,6 +313,8 @@ class DeploymentRepository:
             update.set(["journal_created", key], object_id)
         for key, updated in progress.updated.items():
             update.set(["journal_updated", key], updated)
+        for key, object_id in progress.deleted.items():
+            update.set(["journal_deleted", key], object_id)
         for key, reason in progress.failed.items():
             update.set(["journal_failed", key], reason)
         for key, fingerprint in progress.after.items():

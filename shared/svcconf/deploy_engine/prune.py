@@ -1,0 +1,94 @@
+"""Deleting what a configuration does not name (`prune: true`), and what is never deleted.
+
+Pure: the live guild and what the configuration matched in, the delete items and steps out. Never deleted:
+@everyone, managed roles (the platform gives and takes them), roles at or above the bot's highest (the platform
+refuses), the Community rules and updates channels (the platform refuses: 50074), and channels of a type a
+configuration cannot name. Those the deploy would have deleted are kept with a warning. A deploy that runs after
+its plan was confirmed deletes only what that plan listed (`confirmed`): an object someone made since is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+
+from svcconf.config import CHANNEL_TYPES, LintWarning
+from svcconf.deploy_engine.live import LiveGuild
+from svcconf.deploy_engine.matching import Matches
+from svcconf.deploy_engine.steps import DeleteStep, Kind, PlanItem
+
+PRUNABLE_TYPES = frozenset(CHANNEL_TYPES.values())  # what a configuration can name: categories and its channel types
+MESSAGES_LOST = "its messages are deleted with it and cannot come back"
+
+
+@dataclass
+class Deletions:
+    items: list[PlanItem] = field(default_factory=list)
+    steps: list[DeleteStep] = field(default_factory=list)  # channels, then categories, then roles
+    warnings: list[LintWarning] = field(default_factory=list)
+
+    @property
+    def ids(self) -> set[str]:
+        return {step.object_id for step in self.steps}
+
+    def count(self, kind: Kind) -> int:
+        return sum(1 for step in self.steps if step.kind == kind)
+
+
+def delete_key(object_id: str) -> str:
+    return f"delete:{object_id}"
+
+
+def plan_deletions(live: LiveGuild, matches: Matches, confirmed: Collection[str] | None = None) -> Deletions:
+    """Delete items and steps for every object the configuration does not name and the bot may delete."""
+    deletions = Deletions()
+
+    def delete(kind: Kind, object_id: str, name: str, note: str | None = None) -> None:
+        if confirmed is not None and object_id not in confirmed:
+            return
+        op = "delete_role" if kind == "role" else "delete_channel"
+        key = delete_key(object_id)
+        deletions.items.append(
+            PlanItem(kind=kind, name=name, action="delete", id=object_id, field="", key=key, note=note)
+        )
+        deletions.steps.append(DeleteStep(op=op, kind=kind, key=key, name=name, object_id=object_id))
+
+    protected = set(live.community_channel_ids)
+    unnamed = [c for c in live.channels if c.id not in matches.claimed and c.type in PRUNABLE_TYPES]
+    categories = {c.id: c.name or c.id for c in live.categories}
+    for channel in sorted((c for c in unnamed if not c.is_category), key=lambda c: (c.position, int(c.id))):
+        label = f"{categories[channel.parent_id]} / {channel.name}" if channel.parent_id in categories else channel.name
+        if channel.id in protected:
+            message = f"channel '{label}' is kept: the platform keeps a Community server's rules and updates channels"
+            deletions.warnings.append(LintWarning(field="channels", rule="kept", message=message))
+            continue
+        delete("channel", channel.id, label or channel.id, MESSAGES_LOST)
+    for category in sorted((c for c in unnamed if c.is_category), key=lambda c: (c.position, int(c.id))):
+        delete("category", category.id, category.name or category.id)
+    for role in sorted(live.roles, key=lambda r: -r.position):
+        if role.id in matches.claimed_roles or role.is_everyone(live.id) or role.managed:
+            continue
+        if not live.bot_can_edit(role):
+            message = f"role '{role.name}' is kept: it is at or above the bot's highest role, which cannot delete it"
+            deletions.warnings.append(LintWarning(field="roles", rule="kept", message=message))
+            continue
+        delete("role", role.id, role.name)
+    return deletions
+
+
+def deletion_warnings(items: list[PlanItem], member_counts: Mapping[str, int] | None) -> list[LintWarning]:
+    """What a person must know before confirming: the channels whose messages go, and who loses each role."""
+    warnings = []
+    channels = [item.name for item in items if item.action == "delete" and item.kind == "channel"]
+    if channels:
+        noun = "channel" if len(channels) == 1 else "channels"
+        message = f"{len(channels)} {noun} and all their messages will be deleted: {', '.join(channels)}"
+        warnings.append(LintWarning(field="channels", rule="delete", message=message))
+    for item in items:
+        if item.action != "delete" or item.kind != "role":
+            continue
+        held = None if member_counts is None else member_counts.get(item.id or "", 0)
+        holders = "an unknown number of members" if held is None else f"{held} member{'' if held == 1 else 's'}"
+        message = f"role '{item.name}' will be deleted: {holders} hold it and lose it"
+        warnings.append(LintWarning(field="roles", rule="delete", message=message))
+    return warnings

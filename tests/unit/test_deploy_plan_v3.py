@@ -1,0 +1,292 @@
+"""The plan of configuration version 3: ids, renames and moves in place, order per group, the server's name,
+deleting with `prune`, and the plan's id."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from svcconf.config import ServerConfig
+from svcconf.deploy_engine.export import export_config
+from svcconf.deploy_engine.plan import plan_deployment
+from svcconf.deploy_engine.steps import ChannelStep, DeleteStep, GuildStep, ReorderChannels, ReorderRoles, RoleStep
+from svcconf.errors import field_path
+from tests.helpers.live_guilds import GUILD_ID, GuildBuilder
+
+
+def server() -> tuple[GuildBuilder, dict[str, str]]:
+    """A guild with two roles, two categories (text and voice channels in one) and a channel outside them."""
+    guild = GuildBuilder()
+    ids = {"Mods": guild.role("Mods", "KICK_MEMBERS"), "Member": guild.role("Member", "SEND_MESSAGES", position=1)}
+    ids["Info"] = guild.category("Info")
+    ids["Chat"] = guild.category("Chat")
+    ids["general"] = guild.channel("general", parent=ids["Chat"])
+    ids["memes"] = guild.channel("memes", parent=ids["Chat"])
+    ids["Lounge"] = guild.channel("Lounge", "voice", parent=ids["Chat"])
+    ids["Stage"] = guild.channel("Stage", "voice", parent=ids["Chat"])
+    ids["announcements"] = guild.channel("announcements", parent=ids["Info"])
+    ids["rules"] = guild.channel("rules")
+    return guild, ids
+
+
+def exported(guild: GuildBuilder) -> dict[str, Any]:
+    live = guild.build()
+    return export_config(live, live.settings).config.model_dump(mode="json", exclude_none=True)
+
+
+def category(config: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(c for c in config["categories"] if c["name"] == name)
+
+
+def channel_in(config: dict[str, Any], category_name: str, name: str) -> dict[str, Any]:
+    return next(c for c in category(config, category_name)["channels"] if c["name"] == name)
+
+
+def item(plan, name: str):
+    return next(i for i in plan.items if i.name == name)
+
+
+def test_an_export_plans_nothing_and_carries_every_objects_id():
+    guild, ids = server()
+    config = exported(guild)
+
+    plan = plan_deployment(guild.build(), ServerConfig.model_validate(config), prune=True)
+
+    assert plan.steps == []
+    assert [role["id"] for role in config["roles"]] == [ids["Mods"], ids["Member"]]
+    assert channel_in(config, "Chat", "memes")["id"] == ids["memes"]
+    assert {i.action for i in plan.items} == {"keep"}
+
+
+def test_two_objects_with_one_id_are_refused_naming_the_second():
+    guild, ids = server()
+    config = exported(guild)
+    config["channels"].append({"id": ids["general"], "name": "general-copy"})
+
+    with pytest.raises(ValidationError) as refused:
+        ServerConfig.model_validate(config)
+
+    [error] = refused.value.errors()
+    assert field_path(error["loc"]) == "channels[1].id"
+    assert "categories[1].channels[0]" in error["msg"]
+
+
+def test_a_renamed_role_and_channel_are_updates_of_the_same_objects():
+    guild, ids = server()
+    config = exported(guild)
+    config["roles"][0]["name"] = "Moderators"
+    channel_in(config, "Chat", "general")["name"] = "lobby"
+
+    plan = plan_deployment(guild.build(), ServerConfig.model_validate(config))
+
+    role = item(plan, "Moderators")
+    lobby = item(plan, "Chat / lobby")
+    assert (role.action, role.id, [(c.field, c.old, c.new) for c in role.changes]) == (
+        "update",
+        ids["Mods"],
+        [("name", "Mods", "Moderators")],
+    )
+    assert (lobby.action, lobby.id, [(c.field, c.old, c.new) for c in lobby.changes]) == (
+        "update",
+        ids["general"],
+        [("name", "general", "lobby")],
+    )
+    role_step = next(s for s in plan.steps if isinstance(s, RoleStep))
+    assert (role_step.role_id, role_step.payload, role_step.previous) == (
+        ids["Mods"],
+        {"name": "Moderators"},
+        {"name": "Mods"},
+    )
+    assert not [i for i in plan.items if i.action == "create"]
+
+
+def test_a_moved_channel_is_one_modify_with_its_new_parent_and_a_position_after_its_new_neighbour():
+    guild, ids = server()
+    config = exported(guild)
+    moved = category(config, "Info")["channels"].pop()
+    category(config, "Chat")["channels"].insert(1, moved)  # between general and memes
+
+    plan = plan_deployment(guild.build(), ServerConfig.model_validate(config))
+
+    [step] = [s for s in plan.steps if isinstance(s, ChannelStep)]
+    assert (step.op, step.channel_id, step.parent) == ("update_channel", ids["announcements"], "category:chat")
+    assert step.previous == {"parent_id": ids["Info"], "position": 0}
+    announcements = item(plan, "Chat / announcements")
+    assert [(c.field, c.old, c.new) for c in announcements.changes] == [("category", "Info", "Chat")]
+    # general stands at 0 and memes at 1: no position fits between them, so one bulk request sets the group
+    [bulk] = [s for s in plan.steps if isinstance(s, ReorderChannels)]
+    assert [(p.ref, p.position) for p in bulk.positions] == [
+        ("channel:category:chat:0:general", 0),
+        ("channel:category:chat:0:announcements", 1),
+        ("channel:category:chat:0:memes", 2),
+    ]
+    assert [(c.field, c.old, c.new) for c in item(plan, "Chat / memes").changes] == [("position", 1, 2)]
+
+
+def test_a_move_out_of_any_category_sends_a_null_parent():
+    guild, ids = server()
+    config = exported(guild)
+    config["channels"].append(category(config, "Chat")["channels"].pop(0))
+
+    plan = plan_deployment(guild.build(), ServerConfig.model_validate(config))
+
+    [step] = [s for s in plan.steps if isinstance(s, ChannelStep)]
+    # After rules, at 2 (outside any category, channels share their positions with the categories)
+    assert (step.channel_id, step.parent, step.payload) == (ids["general"], None, {"position": 3, "parent_id": None})
+
+
+def test_reversed_orders_are_one_bulk_request_per_kind_compared_per_group():
+    guild, ids = server()
+    config = exported(guild)
+    config["roles"].reverse()
+    config["categories"].reverse()
+    chat = category(config, "Chat")["channels"]
+    chat[:] = [chat[1], chat[0], chat[3], chat[2]]  # memes, general, Stage, Lounge
+
+    plan = plan_deployment(guild.build(), ServerConfig.model_validate(config))
+
+    assert [s.op for s in plan.steps] == ["reorder_channels", "reorder_roles"]
+    [bulk] = [s for s in plan.steps if isinstance(s, ReorderChannels)]
+    positions = {p.ref: p.position for p in bulk.positions}
+    assert positions["category:chat"] < positions["category:info"]
+    assert positions["channel:category:chat:0:memes"] < positions["channel:category:chat:0:general"]
+    assert positions["channel:category:chat:2:stage"] < positions["channel:category:chat:2:lounge"]
+    reorder = next(s for s in plan.steps if isinstance(s, ReorderRoles))
+    final = {p.ref: p.position for p in reorder.positions}
+    assert final[ids["Member"]] > final[ids["Mods"]]
+    assert [c.field for c in item(plan, "Member").changes] == ["position"]
+
+
+def test_a_voice_channel_listed_among_text_ones_is_ordered_among_the_voice_ones_only():
+    guild, _ = server()
+    config = exported(guild)
+    chat = category(config, "Chat")["channels"]
+    chat[:] = [chat[0], chat[2], chat[1], chat[3]]  # general, Lounge, memes, Stage: the same order per group
+
+    plan = plan_deployment(guild.build(), ServerConfig.model_validate(config))
+
+    assert plan.steps == []
+
+
+def test_new_channels_land_in_place_through_their_create_position_without_a_bulk_request():
+    guild, _ = server()
+    config = exported(guild)
+    category(config, "Chat")["channels"].append({"name": "news"})
+    category(config, "Chat")["channels"].append({"name": "Radio", "type": "voice"})
+
+    plan = plan_deployment(guild.build(), ServerConfig.model_validate(config))
+
+    creates = {s.name: s.payload["position"] for s in plan.steps if isinstance(s, ChannelStep)}
+    assert creates == {"Chat / news": 2, "Chat / Radio": 4}  # after memes (1), after Stage (3)
+    assert not any(isinstance(s, ReorderChannels) for s in plan.steps)
+
+
+def test_the_configurations_name_is_the_servers_name():
+    guild, _ = server()
+    config = exported(guild)
+    config["name"] = "New Name"
+
+    plan = plan_deployment(guild.build(), ServerConfig.model_validate(config))
+
+    [step] = plan.steps
+    assert isinstance(step, GuildStep)
+    assert (step.field, step.payload, step.previous) == ("name", {"name": "New Name"}, {"name": "Community"})
+
+
+def test_an_id_the_guild_does_not_have_is_ignored_and_the_name_matches():
+    guild, ids = server()
+    config = exported(guild)
+    config["roles"][0]["id"] = "999999999999999999"
+
+    plan = plan_deployment(guild.build(), ServerConfig.model_validate(config))
+
+    assert plan.steps == []
+    assert item(plan, "Mods").id == ids["Mods"]
+
+
+def test_without_prune_what_the_configuration_leaves_out_stays():
+    guild, _ = server()
+    config = exported(guild)
+    category(config, "Chat")["channels"].pop(1)
+    config["roles"].pop()
+
+    plan = plan_deployment(guild.build(), ServerConfig.model_validate(config))
+
+    assert plan.steps == []
+    assert not plan.deletes()
+
+
+def test_prune_deletes_what_the_configuration_leaves_out_channels_first_and_says_what_is_lost():
+    guild, ids = server()
+    config = exported(guild)
+    category(config, "Chat")["channels"].pop(1)  # memes
+    config["roles"].pop()  # Member
+
+    plan = plan_deployment(guild.build(), ServerConfig.model_validate(config), prune=True)
+
+    assert [(s.op, s.object_id) for s in plan.steps] == [
+        ("delete_channel", ids["memes"]),
+        ("delete_role", ids["Member"]),
+    ]
+    memes = item(plan, "Chat / memes")
+    assert (memes.action, memes.id, memes.field) == ("delete", ids["memes"], "")
+    assert "messages" in (memes.note or "")
+
+
+def test_prune_never_deletes_everyone_managed_roles_roles_above_the_bot_or_community_channels():
+    guild, ids = server()
+    above = guild.role("Owner", position=4)  # above the bot's role (at 3)
+    live = guild.build()
+    live = live.model_copy(update={"community_channel_ids": [ids["rules"]]})
+    config = ServerConfig.model_validate({"name": "Community"})
+
+    plan = plan_deployment(live, config, prune=True)
+
+    deleted = {s.object_id for s in plan.steps if isinstance(s, DeleteStep)}
+    assert GUILD_ID not in deleted
+    assert {above, ids["rules"]}.isdisjoint(deleted)
+    assert deleted == {ids[n] for n in ("Mods", "Member", "Info", "Chat", "general", "memes", "Lounge", "Stage")} | {
+        ids["announcements"]
+    }
+    assert {(w.field, w.rule) for w in plan.warnings} == {("roles", "kept"), ("channels", "kept")}
+
+
+def test_a_confirmed_plan_deletes_only_what_it_listed():
+    guild, ids = server()
+    config = ServerConfig.model_validate({**exported(guild), "roles": []})
+
+    plan = plan_deployment(guild.build(), config, prune=True, confirmed_deletes=[ids["Mods"]])
+
+    assert [(s.op, s.object_id) for s in plan.steps if isinstance(s, DeleteStep)] == [("delete_role", ids["Mods"])]
+
+
+def test_the_plan_id_is_stable_for_the_same_server_and_changes_with_what_the_plan_writes():
+    guild, _ = server()
+    config = exported(guild)
+    config["roles"].pop()
+    parsed = ServerConfig.model_validate(config)
+
+    first = plan_deployment(guild.build(), parsed, prune=True)
+    again = plan_deployment(guild.build(), parsed, prune=True)
+    guild.channel("new-one")  # someone adds a channel after the dry run
+    later = plan_deployment(guild.build(), parsed, prune=True)
+    other_guild = first.model_copy(update={"guild_id": "1191000000000009999"})
+
+    assert first.plan_id == again.plan_id
+    assert first.plan_id.startswith("plan_")
+    assert later.plan_id != first.plan_id
+    assert other_guild.plan_id != first.plan_id
+
+
+def test_deletes_go_first_when_the_channel_cap_leaves_no_room_for_the_creations():
+    guild = GuildBuilder()
+    for n in range(498):
+        guild.channel(f"old-{n}")
+    config = ServerConfig.model_validate({"name": "Community", "channels": [{"name": f"new-{n}"} for n in range(5)]})
+
+    plan = plan_deployment(guild.build(), config, prune=True)
+
+    ops = [s.op for s in plan.steps]
+    assert ops.index("create_channel") > max(i for i, op in enumerate(ops) if op == "delete_channel")

@@ -27,6 +27,7 @@ from aws_lambda_powertools.event_handler import (
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.models import Example
+from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.logging import correlation_paths
 
 from svcconf import budget, strict_json
@@ -34,6 +35,7 @@ from svcconf.errors import (
     BadRequest,
     ErrorBody,
     FieldError,
+    LimitBody,
     MethodNotAllowed,
     NotFound,
     PayloadTooLarge,
@@ -42,6 +44,7 @@ from svcconf.errors import (
     field_path,
     reason_phrase,
 )
+from svcconf.near_miss import near_misses
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 
@@ -120,18 +123,46 @@ def request_examples(examples: Mapping[str, Any]) -> dict[str, Example]:
     return {name: Example(value=body) for name, body in examples.items()}
 
 
-def error_responses(own: Mapping[int, str] | None = None) -> dict[int, OpenAPIResponse]:
+def error_responses(own: Mapping[int, str] | None = None, *, limited: bool = False) -> dict[int, OpenAPIResponse]:
     """Every error an operation can answer, all with the contract's body: its own (status -> when) and the
-    transport's, which its own may reword."""
-    meanings = {**TRANSPORT_ERRORS, **(own or {})}
+    transport's, which its own may reword. `limited`: the operation counts against the limits per user (its 429
+    names the limit, with `Retry-After`) and the users' share of the bot's rate (a 503 with `Retry-After`)."""
+    meanings = {**TRANSPORT_ERRORS, **(LIMIT_ERRORS if limited else {}), **(own or {})}
+    if limited:
+        known = meanings.get(HTTPStatus.SERVICE_UNAVAILABLE)
+        meanings[HTTPStatus.SERVICE_UNAVAILABLE] = f"{known}; or {BOT_SHARE_FULL}" if known else BOT_SHARE_FULL
+
+    def headers(status: int) -> dict[str, OpenAPIResponseHeader]:
+        retry = limited and status in (HTTPStatus.TOO_MANY_REQUESTS, HTTPStatus.SERVICE_UNAVAILABLE)
+        allow = status == HTTPStatus.METHOD_NOT_ALLOWED
+        return {**REQUEST_ID_DOC, **(_ALLOW_DOC if allow else {}), **(_RETRY_AFTER_DOC if retry else {})}
+
     return {
         status: {
             "description": f"{reason_phrase(status)}: {meanings[status]}.",
-            "headers": {**REQUEST_ID_DOC, **(_ALLOW_DOC if status == HTTPStatus.METHOD_NOT_ALLOWED else {})},
-            "content": {content_types.APPLICATION_JSON: {"model": ErrorBody}},
+            "headers": headers(status),
+            "content": {
+                content_types.APPLICATION_JSON: {
+                    "model": LimitBody if limited and status == HTTPStatus.TOO_MANY_REQUESTS else ErrorBody
+                }
+            },
         }
         for status in sorted(meanings)
     }
+
+
+# The limits per user (svcconf.limits, docs/07-operations.md, Limits), for the operations they count.
+LIMIT_ERRORS: dict[int, str] = {
+    429: "a limit per user is reached: `limit` names it and `retry_after` (the `Retry-After` header) says in how "
+    "many seconds it frees; without `limit`, API Gateway throttled the request",
+}
+BOT_SHARE_FULL = "the users' share of the bot's rate on the chat platform is taken this second (`Retry-After: 1`)"
+_RETRY_AFTER_DOC: dict[str, OpenAPIResponseHeader] = {
+    "Retry-After": {
+        "description": "Whole seconds to wait before trying again (a limit per user, or the bot's share).",
+        "schema": {"type": "integer", "minimum": 1},
+    }
+}
 
 
 _ALLOW_DOC: dict[str, OpenAPIResponseHeader] = {
@@ -180,6 +211,14 @@ def _dependencies_of(func: Callable[..., Any]) -> dict[str, Callable[..., Any]]:
             if depends is not None:
                 found[name] = depends.dependency
     return found
+
+
+def _body_annotation_of(func: Callable[..., Any]) -> Any:
+    """The type of a route function's `Body()` parameter (its request model), or None."""
+    for annotation in get_type_hints(func, include_extras=True).values():
+        if get_origin(annotation) is Annotated and any(isinstance(meta, Body) for meta in get_args(annotation)[1:]):
+            return get_args(annotation)[0]
+    return None
 
 
 def _request_parameters_of(func: Callable[..., Any]) -> list[str]:
@@ -326,7 +365,7 @@ class OperationResolver(APIGatewayRestResolver):
         body over the limit). Its errors are validation errors, so the caller's credentials are checked first."""
         self.refuse_bad_transport()
         try:
-            return strict_json.loads(text)
+            body = strict_json.loads(text)
         except json.JSONDecodeError as exc:
             raise RequestValidationError([{"type": "json_invalid", "loc": ("body",), "msg": exc.msg}]) from None
         except strict_json.NotPlainJSON as exc:
@@ -334,6 +373,18 @@ class OperationResolver(APIGatewayRestResolver):
                 {"type": "json_not_plain", "loc": ("body", *path), "msg": message} for path, message in exc.problems
             ]
             raise RequestValidationError(errors) from None
+        self._refuse_near_misses(body)
+        return body
+
+    def _refuse_near_misses(self, body: Any) -> None:
+        """A field that differs from one of the request model's only in case or `_` is a 400 naming the right one:
+        ignored like an unknown field, it would drop the caller's work silently (svcconf.near_miss)."""
+        func = self._route_functions.get((self.request.method.upper(), self.request.route))
+        annotation = _body_annotation_of(func) if func is not None else None
+        misses = near_misses(annotation, body, ("body",)) if annotation is not None else []
+        if misses:
+            errors = [{"type": "near_miss", "loc": miss.loc, "msg": miss.message} for miss in misses]
+            raise RequestValidationError(errors)
 
     def _authenticate_route(self) -> None:
         """Runs the matched route's `Depends()` (its authentication) with the public API: `Depends.dependency`,
@@ -379,7 +430,8 @@ class OperationResolver(APIGatewayRestResolver):
             return self._unexpected(failure)
         details = _details_from(exc, self._json_body_or_none())
         summary = f"{details[0].field}: {details[0].message}" if len(details) == 1 else f"{len(details)} invalid fields"
-        return self.error_response(BadRequest(f"Invalid request: {summary}.", details=details))
+        ending = "" if summary.endswith(("?", ".")) else "."
+        return self.error_response(BadRequest(f"Invalid request: {summary}{ending}", details=details))
 
     def _json_body_or_none(self) -> Any:
         try:
@@ -399,7 +451,7 @@ class OperationResolver(APIGatewayRestResolver):
             logger.error("request failed", extra={"error": type(exc).__name__, "status": int(exc.status)})
         else:
             logger.info("request refused", extra={"error": type(exc).__name__, "status": int(exc.status)})
-        return self.error_response(exc)
+        return self.error_response(exc, headers=exc.headers() or None)
 
     def _no_route(self, _exc: NotFoundError) -> Response[Any]:
         if self.current_event.resource == self.path or self.current_event.path.endswith(self.path):

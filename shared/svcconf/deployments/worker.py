@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from svcconf import backups
+from svcconf import backups, caller_rights
 from svcconf.chat import Channel, ChatError, ChatRateLimited, ChatUnavailable, Role, get_chat_client
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig
@@ -70,7 +70,9 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
     repository.extend_lock(record, int(utc_now().timestamp()) + LOCK_SECONDS)
     try:
         live = read_live_guild(client, record.guild_id, record.bot_role_ids or None)
-        plan, target, left = _worker_plan(repository, record, live)
+        plan, (target, left) = caller_rights.plan_as_caller(
+            client, record.chat_user_id, live, lambda view: _worker_plan(repository, record, view)
+        )
         first_run = not record.counted
         repository.mark_running(record, steps=planned_steps(plan) if first_run else None, now=utc_now())
         if first_run and left:  # what the rollback leaves as it is, named once
@@ -120,7 +122,7 @@ def abandon(job: DeployJob, reason: str) -> None:
 
 def _worker_plan(
     repository: DeploymentRepository, record: DeploymentRecord, live: LiveGuild
-) -> tuple[DeploymentPlan, DeploymentRecord | None, list[ItemError]]:
+) -> tuple[DeploymentPlan, tuple[DeploymentRecord | None, list[ItemError]]]:
     if record.kind == "deploy":
         if record.backup_id is None:
             snapshot = GuildSnapshot.of(live, utc_now())
@@ -135,7 +137,7 @@ def _worker_plan(
         # A pruning deploy deletes only what its confirmed plan listed: what someone made since is kept.
         config = ServerConfig.model_validate(record.configuration or {})
         prune = record.confirmed_deletes is not None
-        return plan_deployment(live, config, prune=prune, confirmed_deletes=record.confirmed_deletes), None, []
+        return plan_deployment(live, config, prune=prune, confirmed_deletes=record.confirmed_deletes), (None, [])
     target = repository.get(record.user_id, record.project_id, record.rollback_of or "")
     if target is None or record.backup_id is None:
         raise DeploymentAborted("The deployment to roll back is gone.")
@@ -149,7 +151,7 @@ def _worker_plan(
         after=target.journal_after,
     )
     rollback = plan_rollback(live, snapshot, journal)
-    return rollback.plan, target, rollback.left
+    return rollback.plan, (target, rollback.left)
 
 
 def _adopt_unrecorded(
@@ -265,10 +267,13 @@ def _finish(repository: DeploymentRepository, record: DeploymentRecord, *, error
     else:
         status = "succeeded" if not failed else ("partial" if changed else "failed")
     if failed and error is None:
-        error = f"{failed} object(s) failed: see steps.errors."
+        error = f"{failed} {'object' if failed == 1 else 'objects'} failed: see steps.errors."
     repository.finish(record, status, summary(record.kind, steps), error, utc_now())
     metrics.add_metric(name=f"Deployment{status.capitalize()}", unit="Count", value=1)
     logger.info("deployment finished", extra={"status": status, "changed": changed, "failed": failed})
+
+
+_SINGULAR = {group: kind for kind, group in KIND_GROUPS.items()}  # "roles" -> "role"; "settings" stays
 
 
 def summary(kind: DeploymentKind, steps: Steps) -> str:
@@ -276,7 +281,7 @@ def summary(kind: DeploymentKind, steps: Steps) -> str:
 
     def part(counter: str) -> str:
         counts = [(group, getattr(getattr(steps, group), counter)) for group in KIND_GROUPS.values()]
-        return ", ".join(f"{n} {group}" for group, n in counts if n) or "nothing"
+        return ", ".join(f"{n} {_SINGULAR[group] if n == 1 else group}" for group, n in counts if n) or "nothing"
 
     verbs = ("deleted", "updated") if kind == "rollback" else ("created", "updated")
     sentence = (

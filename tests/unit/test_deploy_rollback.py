@@ -236,3 +236,47 @@ def journal_of(left_by, created, updated) -> dict:
     objects = {o.id: o for o in [*left_by.roles, *left_by.channels]}
     after = {key: fingerprint_of(objects[object_id]) for key, object_id in {**created, **updated}.items()}
     return {"created": created, "updated": updated, "after": after}
+
+
+def test_what_the_deployment_deleted_is_made_again_first_and_named_by_key_where_it_is_needed():
+    guild = GuildBuilder()
+    guests = guild.role("Guests", "ADD_REACTIONS")
+    hall = guild.category("Hall")
+    memes = guild.channel("memes", parent=hall, topic="Only the good ones")
+    lobby = guild.channel("lobby", overwrites=[overwrite(guests, deny=("SEND_MESSAGES",))])
+    before = guild.build()
+    snapshot = GuildSnapshot.of(before, TAKEN).model_copy(deep=True)
+    after = before.model_copy(
+        update={
+            "roles": [r for r in before.roles if r.id != guests],
+            "channels": [c for c in before.channels if c.id not in (hall, memes)],
+        }
+    )
+    for channel in after.channels:
+        if channel.id == lobby:
+            channel.permission_overwrites = []
+    deleted = {f"delete:{guests}": guests, f"delete:{hall}": hall, f"delete:{memes}": memes}
+    journal = RollbackJournal(updated={"channel:-:0:lobby": lobby}, deleted=deleted)
+
+    rollback = plan_rollback(after, snapshot, journal)
+
+    steps = rollback.plan.steps
+    assert [(step.op, step.key) for step in steps] == [
+        ("create_role", f"role:restore:{guests}"),
+        ("create_channel", f"category:restore:{hall}"),
+        ("create_channel", f"channel:restore:{memes}"),
+        ("update_channel", "channel:-:0:lobby"),
+    ]
+    role, _, channel, restored = steps
+    assert isinstance(role, RoleStep)
+    assert role.payload["permissions"] == to_bitfield(["ADD_REACTIONS"])
+    assert isinstance(channel, ChannelStep)
+    assert (channel.parent, channel.payload["topic"]) == (f"category:restore:{hall}", "Only the good ones")
+    assert isinstance(restored, ChannelStep)
+    assert [(spec.target, spec.deny) for spec in restored.overwrites] == [
+        (f"role:restore:{guests}", int(to_bitfield(["SEND_MESSAGES"])))
+    ]
+    resumed = RollbackJournal(**journal.model_dump() | {"done": {f"role:restore:{guests}": "1191000000000099999"}})
+    again = plan_rollback(after, snapshot, resumed).plan
+    assert "create_role" not in [step.op for step in again.steps]
+    assert again.ids[f"role:restore:{guests}"] == "1191000000000099999"

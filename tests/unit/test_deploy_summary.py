@@ -24,3 +24,9 @@ def test_a_rollback_says_what_it_deleted_and_restored_and_how_many_failed():
     steps = Steps(roles=KindCounts(deleted=2, failed=1), channels=KindCounts(updated=1))
 
     assert summary("rollback", steps) == "Deleted 2 roles; restored 1 channel; 1 failed."
+
+
+def test_a_rollback_says_what_it_made_again_of_what_the_deployment_deleted():
+    steps = Steps(roles=KindCounts(created=1, deleted=1), channels=KindCounts(created=1))
+
+    assert summary("rollback", steps) == "Deleted 1 role; restored nothing; re-created 1 role, 1 channel."

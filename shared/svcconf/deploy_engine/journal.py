@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
@@ -48,8 +49,12 @@ def role_fields(role: Role) -> dict[str, Any]:
     return {"name": role.name, **live_role_attributes(role)}
 
 
-def channel_fields(channel: Channel) -> dict[str, Any]:
-    overwrites = sorted((o.model_dump() for o in channel.permission_overwrites), key=lambda o: (o["type"], o["id"]))
+def channel_fields(channel: Channel, deleted_roles: Collection[str] = ()) -> dict[str, Any]:
+    """`deleted_roles`: the roles the deployment deletes, whose overwrites go with them (not anyone's change)."""
+    overwrites = sorted(
+        (o.model_dump() for o in channel.permission_overwrites if o.id not in deleted_roles),
+        key=lambda o: (o["type"], o["id"]),
+    )
     fields: dict[str, Any] = {"name": channel.name, "parent_id": channel.parent_id, "permission_overwrites": overwrites}
     return fields if channel.is_category else fields | attributes_of_type(channel)
 
@@ -63,12 +68,12 @@ def fingerprint(fields: dict[str, Any]) -> Fingerprint:
     return f"{_digest(fields, WHOLE_BYTES)}.{parts}"
 
 
-def fingerprint_of(answer: Role | Channel | Guild) -> Fingerprint:
+def fingerprint_of(answer: Role | Channel | Guild, deleted_roles: Collection[str] = ()) -> Fingerprint:
     """The fingerprint of what the platform answered a write with."""
     if isinstance(answer, Role):
         return fingerprint(role_fields(answer))
     if isinstance(answer, Channel):
-        return fingerprint(channel_fields(answer))
+        return fingerprint(channel_fields(answer, deleted_roles))
     return fingerprint(guild_fields(answer.name, GuildSettings.of(answer)))
 
 

@@ -28,14 +28,18 @@ from svcconf.deploy_engine.journal import (
 )
 from svcconf.deploy_engine.live import LiveGuild
 from svcconf.deploy_engine.plan import reorder_within_slots
+from svcconf.deploy_engine.restore import Recreation
 from svcconf.deploy_engine.steps import (
+    ROLE_OVERWRITE,
     SETTINGS_KEY,
+    ChannelPosition,
     ChannelStep,
     DeleteStep,
     DeploymentPlan,
     GuildStep,
     Kind,
     PlanItem,
+    ReorderChannels,
     ReorderRoles,
     RoleStep,
     Step,
@@ -114,7 +118,9 @@ class RollbackJournal(BaseModel):
 
     created: dict[str, str] = Field(default_factory=dict)
     updated: dict[str, str] = Field(default_factory=dict)
+    deleted: dict[str, str] = Field(default_factory=dict)
     after: dict[str, Fingerprint] = Field(default_factory=dict)
+    done: dict[str, str] = Field(default_factory=dict)  # the rollback's own creations so far (a resumed run)
 
 
 class RollbackPlan(BaseModel):
@@ -127,9 +133,10 @@ def plan_rollback(live: LiveGuild, snapshot: GuildSnapshot, journal: RollbackJou
 
 
 class _RollbackPlanner:
-    """Restores first (the settings, then what the deployment updated: from the snapshot), then deletes what it
-    created (channels, categories, roles: no orphan moment, and a channel's overwrites are restored before the
-    roles they name go), then the role order. Each object only if it is as the deployment left it."""
+    """Re-creates first what the deployment deleted (`restore.Recreation`), then restores the settings and what it
+    updated (names, categories, attributes, overwrites: from the snapshot), then deletes what it created (channels,
+    categories, roles: no orphan moment, and a channel's overwrites are restored before the roles they name go),
+    then the order of roles and channels. Each object only if it is as the deployment left it."""
 
     def __init__(self, live: LiveGuild, snapshot: GuildSnapshot, journal: RollbackJournal):
         self.live, self.snapshot, self.journal = live, snapshot, journal
@@ -139,8 +146,13 @@ class _RollbackPlanner:
         self.steps: list[Step] = []
         self.left: list[ItemError] = []
         self.deleted: set[str] = set()
+        self.deleted_roles = set(journal.deleted.values())  # their overwrites went with them
+        self.recreation = Recreation(
+            live, snapshot.roles, snapshot.channels, deleted=journal.deleted, done=journal.done
+        )
 
     def plan(self) -> RollbackPlan:
+        self.recreation.plan(self.items, self.steps)
         if SETTINGS_KEY in self.journal.updated and self.snapshot.settings is not None:
             self._settings(self.snapshot.settings)
         before_roles = {role.id: role for role in self.snapshot.roles}
@@ -152,10 +164,11 @@ class _RollbackPlanner:
                 self._restore(key, object_id, self.live_channels.get(object_id), before_channels.get(object_id))
         for key, object_id in _in_deletion_order(self.journal.created):
             self._delete(key, object_id)
-        reorder = _restore_order(self.live, self.snapshot, self.deleted)
-        if reorder is not None:
-            self.steps.append(reorder)
-        return RollbackPlan(plan=DeploymentPlan(items=self.items, steps=self.steps, ids={}), left=self.left)
+        for reorder in (self._role_order(), self._channel_order()):
+            if reorder is not None:
+                self.steps.append(reorder)
+        plan = DeploymentPlan(guild_id=self.live.id, items=self.items, steps=self.steps, ids=self.recreation.ids)
+        return RollbackPlan(plan=plan, left=self.left)
 
     def _changed_since(self, key: str, kind: Kind, name: str, fields: dict[str, Any]) -> bool:
         """Whether anyone changed the object since the deployment's last write of it: if so it is named."""
@@ -173,7 +186,7 @@ class _RollbackPlanner:
         if now == before:
             return  # as the snapshot had them (a resumed rollback restored them already)
         if not self._changed_since(SETTINGS_KEY, "settings", "server settings", now):
-            _restore_settings(self.items, self.steps, now, before)
+            _restore_settings(self.items, self.steps, now, before, self.recreation)
 
     def _restore(self, key: str, object_id: str, now: Role | Channel | None, before: Role | Channel | None) -> None:
         kind: Kind = "role" if isinstance(before, Role) else _channel_kind(before)
@@ -182,12 +195,12 @@ class _RollbackPlanner:
             self.left.append(ItemError(kind=kind, name=name, message="deleted since the deployment: not restored"))
             return
         if isinstance(now, Role) and isinstance(before, Role):
-            if role_state(now) != role_state(before) and not self._changed_since(key, kind, name, role_fields(now)):
+            if role_fields(now) != role_fields(before) and not self._changed_since(key, kind, name, role_fields(now)):
                 _restore_role(self.items, self.steps, key, now, before)
         elif isinstance(now, Channel) and isinstance(before, Channel):
-            changed = channel_state(now) != channel_state(before)
-            if changed and not self._changed_since(key, kind, name, channel_fields(now)):
-                _restore_channel(self.items, self.steps, key, now, before)
+            changed = channel_fields(now) != channel_fields(before)
+            if changed and not self._changed_since(key, kind, name, channel_fields(now, self.deleted_roles)):
+                self._restore_channel(key, now, before)
 
     def _delete(self, key: str, object_id: str) -> None:
         if _kind_of(key) == "role":
@@ -202,7 +215,7 @@ class _RollbackPlanner:
         if channel is None:
             return
         kind, name = _channel_kind(channel), channel.name or object_id
-        if self._changed_since(key, kind, name, channel_fields(channel)):
+        if self._changed_since(key, kind, name, channel_fields(channel, self.deleted_roles)):
             return
         if channel.is_category:
             staying = [c for c in self.live.children_of(object_id) if c.id not in self.deleted]
@@ -214,6 +227,77 @@ class _RollbackPlanner:
         self.deleted.add(object_id)
         self.items.append(PlanItem(kind=kind, name=name, action="delete", field="", key=key))
         self.steps.append(DeleteStep(op="delete_channel", kind=kind, key=key, name=name, object_id=object_id))
+
+    def _restore_channel(self, key: str, now: Channel, before: Channel) -> None:
+        """Name, category, attributes and overwrites back as the snapshot has them; a category or a role the
+        deployment deleted is named by its re-creation's key."""
+        kind: Kind = "category" if before.is_category else "channel"
+        differences = _differences(channel_fields(now), channel_fields(before))
+        parent = None
+        if "parent_id" in differences and self.recreation.is_recreated(before.parent_id):
+            parent = self.recreation.ref(before.parent_id or "")
+            del differences["parent_id"]
+        specs, base, overwrite_keys = [], [], []
+        if "permission_overwrites" in differences:
+            targets = {o.id for o in before.permission_overwrites}
+            if any(self.recreation.is_recreated(target) for target in targets):
+                del differences["permission_overwrites"]
+                specs = self.recreation.overwrites(before)
+                name = before.name or before.id
+                base = [o.model_dump() for o in before.permission_overwrites if o.type != ROLE_OVERWRITE]
+                for spec in specs:
+                    overwrite_key = f"overwrite:{key}:{spec.target}"
+                    item = PlanItem(
+                        kind="overwrite", name=before.name or "", action="update", field="", key=overwrite_key
+                    )
+                    self.items.append(item.model_copy(update={"owner": key}))
+                    overwrite_keys.append(overwrite_key)
+        name = before.name or before.id
+        self.items.append(PlanItem(kind=kind, name=name, action="update", field="", key=key))
+        self.steps.append(
+            ChannelStep(
+                op="update_channel",
+                kind=kind,
+                key=key,
+                name=name,
+                field="",
+                channel_id=now.id,
+                parent=parent,
+                payload=with_tag_ids(differences, now),
+                overwrites=specs,
+                base_overwrites=base,
+                overwrite_keys=overwrite_keys,
+            )
+        )
+
+    def _role_order(self) -> ReorderRoles | None:
+        """The surviving and re-created roles in the snapshot's order, within the slots they hold (a new role
+        appears at the bottom, just above @everyone)."""
+        live, snapshot, recreation = self.live, self.snapshot, self.recreation
+        survivors = sorted(
+            (r for r in live.roles if r.id not in self.deleted and not r.is_everyone(live.id)), key=lambda r: r.position
+        )
+        new = [recreation.refs[role.id] for role in recreation.roles if recreation.refs[role.id] not in recreation.ids]
+        bottom_up = [*reversed(new), *(role.id for role in survivors)]
+        movable = {role.id for role in survivors if live.bot_can_edit(role)} | set(new)
+        ranked = sorted((r for r in snapshot.roles if not r.is_everyone(snapshot.guild_id)), key=lambda r: -r.position)
+        rank = {role.id: index for index, role in enumerate(ranked)}
+        rank |= {recreation.refs[old]: rank[old] for old in recreation.refs if old in rank}
+        rank |= {new_id: rank[old] for new_id, old in recreation.old_id_of.items() if old in rank}
+        return reorder_within_slots(bottom_up, movable, rank)
+
+    def _channel_order(self) -> ReorderChannels | None:
+        """The snapshot's positions for the channels it held that stand elsewhere now, and the re-created ones."""
+        live_channels, recreation = self.live_channels, self.recreation
+        moved = [
+            ChannelPosition(ref=c.id, position=c.position, previous=live_channels[c.id].position)
+            for c in self.snapshot.channels
+            if c.id in live_channels and c.id not in self.deleted and live_channels[c.id].position != c.position
+        ]
+        if not moved:
+            return None
+        made = [ChannelPosition(ref=recreation.refs[c.id], position=c.position) for c in recreation.channels]
+        return ReorderChannels(positions=[*moved, *made])
 
 
 def _channel_kind(channel: Channel | None) -> Kind:
@@ -235,11 +319,11 @@ def _differences(current: dict[str, Any], before: dict[str, Any]) -> dict[str, A
 
 
 def _restore_role(items: list[PlanItem], steps: list[Step], key: str, now: Role, before: Role) -> None:
-    payload = _differences(role_state(now), role_state(before))
+    payload = _differences(role_fields(now), role_fields(before))
     action = "update" if payload else "keep"
     items.append(PlanItem(kind="role", name=before.name, action=action, field="", key=key))
     if payload:
-        previous = {name: role_state(now)[name] for name in payload}
+        previous = {name: role_fields(now)[name] for name in payload}
         steps.append(
             RoleStep(
                 op="update_role",
@@ -253,34 +337,18 @@ def _restore_role(items: list[PlanItem], steps: list[Step], key: str, now: Role,
         )
 
 
-def _restore_channel(items: list[PlanItem], steps: list[Step], key: str, now: Channel, before: Channel) -> None:
-    kind: Kind = "category" if before.is_category else "channel"
-    payload = with_tag_ids(_differences(channel_state(now), channel_state(before)), now)
-    name = before.name or before.id
-    items.append(PlanItem(kind=kind, name=name, action="update" if payload else "keep", field="", key=key))
-    if payload:
-        steps.append(
-            ChannelStep(
-                op="update_channel", kind=kind, key=key, name=name, field="", channel_id=now.id, payload=payload
-            )
-        )
-
-
-def _restore_settings(items: list[PlanItem], steps: list[Step], now: dict[str, Any], before: dict[str, Any]) -> None:
-    """The server's name and settings (`journal.guild_fields`) back as they were, in one request."""
+def _restore_settings(
+    items: list[PlanItem], steps: list[Step], now: dict[str, Any], before: dict[str, Any], recreation: Recreation
+) -> None:
+    """The server's name and settings (`journal.guild_fields`) back as they were, in one request; an AFK or
+    system channel the deployment deleted is named by its re-creation's key."""
     payload = _differences(now, before)
-    action = "update" if payload else "keep"
+    channels = {}
+    for field in ("afk_channel_id", "system_channel_id"):
+        if recreation.is_recreated(payload.get(field)):
+            channels[field] = recreation.ref(payload.pop(field))
+    action = "update" if payload or channels else "keep"
     items.append(PlanItem(kind="settings", name="server settings", action=action, field="", key=SETTINGS_KEY))
-    if payload:
-        previous = {name: now[name] for name in payload}
-        steps.append(GuildStep(field="", payload=payload, previous=previous))
-
-
-def _restore_order(live: LiveGuild, snapshot: GuildSnapshot, deleted: set[str]) -> ReorderRoles | None:
-    survivors = sorted(
-        (r for r in live.roles if r.id not in deleted and not r.is_everyone(live.id)), key=lambda r: r.position
-    )
-    movable = {role.id for role in survivors if live.bot_can_edit(role)}
-    rank_before = sorted((r for r in snapshot.roles if not r.is_everyone(snapshot.guild_id)), key=lambda r: -r.position)
-    rank = {role.id: index for index, role in enumerate(rank_before)}
-    return reorder_within_slots([role.id for role in survivors], movable, rank)
+    if payload or channels:
+        previous = {name: now[name] for name in [*payload, *channels]}
+        steps.append(GuildStep(field="", payload=payload, channels=channels, previous=previous))

@@ -85,8 +85,10 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
             if record.kind == "deploy" and step.op in JOURNALED_WRITES:
                 repository.record_intent(record, step.key, epoch_ms(utc_now()))
 
+        deleted_roles = {step.object_id for step in plan.steps if step.op == "delete_role"}
+
         def checkpoint(outcome: StepOutcome) -> None:
-            repository.record_progress(record, _progress(outcome), utc_now())
+            repository.record_progress(record, _progress(outcome, deleted_roles), utc_now())
             creation_quota.record_creations(record.guild_id, plan, outcome, utc_now())
 
         finished = applier.run(
@@ -148,7 +150,9 @@ def _worker_plan(
     journal = RollbackJournal(
         created=target.journal_created,
         updated={key: entry["id"] for key, entry in target.journal_updated.items()},
+        deleted=target.journal_deleted,
         after=target.journal_after,
+        done=record.journal_created,
     )
     rollback = plan_rollback(live, snapshot, journal)
     return rollback.plan, (target, rollback.left)
@@ -207,13 +211,14 @@ def _state(found: Role | Channel | None) -> dict[str, Any] | None:
     return role_state(found) if isinstance(found, Role) else channel_state(found)
 
 
-def _progress(outcome: StepOutcome) -> Progress:
+def _progress(outcome: StepOutcome, deleted_roles: set[str] | None = None) -> Progress:
+    """One step's journal entries; a channel's fingerprint leaves out the overwrites of roles the plan deletes."""
     return Progress(
         created=outcome.created,
         updated={key: entry.model_dump() for key, entry in outcome.updated.items()},
         deleted=outcome.deleted,
         failed=outcome.failed,
-        after={key: fingerprint_of(answer) for key, answer in outcome.answers.items()},
+        after={key: fingerprint_of(answer, deleted_roles or set()) for key, answer in outcome.answers.items()},
         counts=outcome.counts,
         errors=[StepError(**error.model_dump()) for error in outcome.errors],
     )
@@ -287,5 +292,7 @@ def summary(kind: DeploymentKind, steps: Steps) -> str:
     sentence = (
         f"{verbs[0].capitalize()} {part(verbs[0])}; {'restored' if kind == 'rollback' else 'updated'} {part(verbs[1])}"
     )
+    if kind == "rollback" and steps.total("created"):  # what the deployment had deleted, made again
+        sentence += f"; re-created {part('created')}"
     failed = steps.total("failed")
     return f"{sentence}; {failed} failed." if failed else f"{sentence}."

@@ -12,7 +12,16 @@ import pytest
 import requests
 
 from svcconf.chat import get_chat_client
-from tests.helpers.deploy_worker import DEMO, USER, DeployQueue, WorkerContext, deploy_body, link, live_channels
+from tests.helpers.deploy_worker import (
+    DEMO,
+    USER,
+    DeployQueue,
+    WorkerContext,
+    deploy_body,
+    link,
+    live_channels,
+    writes,
+)
 from tests.helpers.handlers import BOT_TOKEN, bearer
 
 CONFIG: dict[str, Any] = {
@@ -78,8 +87,11 @@ def info(invoke) -> dict[str, Any]:
     return invoke("deployToChat", {"action": "info", "project_id": "proj-1"}, headers=bearer(USER)).body
 
 
+ROLLBACK = {"action": "rollback", "project_id": "proj-1"}
+
+
 def roll_back_by_project(invoke, aws) -> dict[str, Any]:
-    queued = invoke("deployToChat", {"action": "rollback", "project_id": "proj-1"}, headers=bearer(USER))
+    queued = invoke("deployToChat", ROLLBACK, headers=bearer(USER))
     assert queued.status == 202, queued.body
     DeployQueue(aws).drain()
     return info(invoke)
@@ -95,6 +107,21 @@ def test_a_persons_channel_in_the_deployments_category_and_their_topic_survive_t
     made = live_channels(linked, DEMO)
     person.create_channel("persons-corner", parent_id=made["Help Desk"]["id"])
     person.edit_channel(made["open-tickets"]["id"], topic="Tickets moved to the forum")
+    linked.clear_log()
+
+    planned = invoke("deployToChat", {**ROLLBACK, "dry_run": True}, headers=bearer(USER))
+
+    assert planned.status == 200, planned.body
+    assert planned.body["status"] == "planned"
+    assert planned.body["plan_id"].startswith("plan_")
+    deletes = sorted((item["kind"], item["name"]) for item in planned.body["plan"] if item["action"] == "delete")
+    assert deletes == [("channel", "Voice Lobby"), ("channel", "closed-tickets"), ("role", "Guest"), ("role", "Helper")]
+    assert [warning["message"] for warning in planned.body["warnings"]] == [
+        "channel 'open-tickets': changed since the deployment (topic): left as it is",
+        "category 'Help Desk': kept: it holds 2 channels the deployment did not make or that changed since",
+    ]
+    assert writes(linked) == []
+    assert info(invoke)["kind"] == "deploy"  # the dry run queued nothing
 
     undone = roll_back_by_project(invoke, aws)
 

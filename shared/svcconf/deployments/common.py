@@ -7,6 +7,7 @@ from datetime import datetime
 from pydantic import BaseModel
 
 from svcconf.deploy_engine.plan import DeploymentPlan
+from svcconf.deploy_engine.rollback import RollbackJournal
 from svcconf.deploy_engine.steps import KIND_GROUPS
 from svcconf.settings import get_settings
 from svcconf.store.deployment_records import (
@@ -39,6 +40,17 @@ def job_of(record: DeploymentRecord, interruptions: int = 0) -> DeployJob:
         project_id=record.project_id,
         deployment_id=record.deployment_id,
         interruptions=interruptions,
+    )
+
+
+def rollback_journal(target: DeploymentRecord, done: dict[str, str] | None = None) -> RollbackJournal:
+    """What the rollback of `target` works from: its journal, and what the rollback itself made so far (`done`)."""
+    return RollbackJournal(
+        created=target.journal_created,
+        updated={key: entry["id"] for key, entry in target.journal_updated.items()},
+        deleted=target.journal_deleted,
+        after=target.journal_after,
+        done=done or {},
     )
 
 

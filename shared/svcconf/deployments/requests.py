@@ -29,8 +29,9 @@ from svcconf.deploy_engine.matching import with_ids
 from svcconf.deploy_engine.plan import DeploymentPlan, PlanItem, plan_deployment
 from svcconf.deploy_engine.preflight import preflight_problems
 from svcconf.deploy_engine.prune import deletion_warnings
+from svcconf.deploy_engine.rollback import GuildSnapshot, plan_rollback
 from svcconf.deployments import quota as creation_quota
-from svcconf.deployments.common import LOCK_SECONDS, deployment_repository, job_of, planned_steps
+from svcconf.deployments.common import LOCK_SECONDS, deployment_repository, job_of, planned_steps, rollback_journal
 from svcconf.deployments.quota import QuotaWarning
 from svcconf.errors import Conflict, NotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
@@ -245,6 +246,42 @@ def deploy(
 
 def rollback(user: BearerUser, project_id: str, guild_id: str | None) -> DeploymentView:
     """Queues the undoing of the caller's newest deployment of the project (to `guild_id`, when given)."""
+    chat_user_id, target, live = _rollback_target(user, project_id, guild_id)
+    record = _new_record(
+        "rollback",
+        user,
+        chat_user_id,
+        project_id,
+        target.project_name,
+        live,
+        backup_id=target.backup_id,
+        rollback_of=target.deployment_id,
+    )
+    _queue(record)
+    metrics.add_metric(name="RollbackQueued", unit="Count", value=1)
+    return view(record)
+
+
+def rollback_dry_run(user: BearerUser, project_id: str, guild_id: str | None) -> DryRun:
+    """What that rollback would do now, as the caller sees the server, written nowhere; what anyone changed since
+    the deployment (and the rollback would leave) as warnings."""
+    chat_user_id, target, live = _rollback_target(user, project_id, guild_id)
+    snapshot = GuildSnapshot.from_backup_data(backups.get_backup(target.backup_id or "").backup_data)
+    standing, seen = caller_rights.as_caller(get_chat_client(), live, chat_user_id)
+    planned = plan_rollback(seen.live, snapshot, rollback_journal(target))
+    caller_rights.check_plan(standing, seen, planned.plan)
+    left = [
+        LintWarning(field="", rule="left-as-it-is", message=f"{error.kind} '{error.name}': {error.message}")
+        for error in planned.left
+    ]
+    plan = planned.plan
+    return DryRun(steps=planned_steps(plan), plan=plan.items, plan_id=plan.plan_id, warnings=left)
+
+
+def _rollback_target(
+    user: BearerUser, project_id: str, guild_id: str | None
+) -> tuple[str, DeploymentRecord, LiveGuild]:
+    """The deployment to undo and its guild as it is: else 403, 404, 409 (busy, or its snapshot gone)."""
     repository = deployment_repository()
     target = repository.newest(user.sub, project_id, guild_id=guild_id, kind="deploy")
     guild = guild_id or (target.guild_id if target else None)
@@ -261,20 +298,7 @@ def rollback(user: BearerUser, project_id: str, guild_id: str | None) -> Deploym
             f"Deployment {target.deployment_id} can no longer be rolled back: its snapshot of the server "
             f"({target.backup_id}) is gone."
         )
-    live = _live_guild(target.guild_id, None)
-    record = _new_record(
-        "rollback",
-        user,
-        chat_user_id,
-        project_id,
-        target.project_name,
-        live,
-        backup_id=target.backup_id,
-        rollback_of=target.deployment_id,
-    )
-    _queue(record)
-    metrics.add_metric(name="RollbackQueued", unit="Count", value=1)
-    return view(record)
+    return chat_user_id, target, _live_guild(target.guild_id, None)
 
 
 def _new_record(

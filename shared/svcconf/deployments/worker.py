@@ -28,10 +28,17 @@ from svcconf.deploy_engine.apply import (
 from svcconf.deploy_engine.journal import epoch_ms, fingerprint, fingerprint_of, guild_fields, made_by_the_write
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
 from svcconf.deploy_engine.plan import DeploymentPlan, plan_deployment
-from svcconf.deploy_engine.rollback import GuildSnapshot, RollbackJournal, channel_state, plan_rollback, role_state
+from svcconf.deploy_engine.rollback import GuildSnapshot, channel_state, plan_rollback, role_state
 from svcconf.deploy_engine.steps import KIND_GROUPS, Step
 from svcconf.deployments import quota as creation_quota
-from svcconf.deployments.common import LOCK_SECONDS, DeployJob, deployment_repository, job_of, planned_steps
+from svcconf.deployments.common import (
+    LOCK_SECONDS,
+    DeployJob,
+    deployment_repository,
+    job_of,
+    planned_steps,
+    rollback_journal,
+)
 from svcconf.errors import BackupNotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
@@ -147,14 +154,7 @@ def _worker_plan(
         snapshot = GuildSnapshot.from_backup_data(backups.get_backup(record.backup_id).backup_data)
     except BackupNotFound as gone:  # pruned since the request: end now, and free the guild
         raise DeploymentAborted(f"The snapshot of the server ({record.backup_id}) is gone.") from gone
-    journal = RollbackJournal(
-        created=target.journal_created,
-        updated={key: entry["id"] for key, entry in target.journal_updated.items()},
-        deleted=target.journal_deleted,
-        after=target.journal_after,
-        done=record.journal_created,
-    )
-    rollback = plan_rollback(live, snapshot, journal)
+    rollback = plan_rollback(live, snapshot, rollback_journal(target, done=record.journal_created))
     return rollback.plan, (target, rollback.left)
 
 

@@ -162,6 +162,7 @@ class _RollbackPlanner:
                 self._restore(key, object_id, self.live_roles.get(object_id), before_roles.get(object_id))
             elif _kind_of(key) in ("channel", "category"):
                 self._restore(key, object_id, self.live_channels.get(object_id), before_channels.get(object_id))
+        self._reattach_overwrites()
         for key, object_id in _in_deletion_order(self.journal.created):
             self._delete(key, object_id)
         for reorder in (self._role_order(), self._channel_order()):
@@ -269,6 +270,39 @@ class _RollbackPlanner:
                 overwrite_keys=overwrite_keys,
             )
         )
+
+    def _reattach_overwrites(self) -> None:
+        """A role the deployment deleted took its overwrites with it from every channel, written by the deployment
+        or not: its re-creation gets them back wherever the snapshot had them (and nothing else changes there)."""
+        restored = {step.channel_id for step in self.steps if isinstance(step, ChannelStep)}
+        roles = {role.id for role in self.recreation.roles}
+        for before in self.snapshot.channels:
+            now = self.live_channels.get(before.id)
+            lost = [o for o in before.permission_overwrites if o.id in roles]
+            if now is None or now.id in restored or not lost:
+                continue
+            key, name = f"overwrites:restore:{now.id}", now.name or now.id
+            specs = [spec for spec in self.recreation.overwrites(before) if spec.target.startswith("role:restore:")]
+            overwrite_keys = [f"overwrite:{key}:{spec.target}" for spec in specs]
+            self.items.append(PlanItem(kind=_channel_kind(now), name=name, action="update", field="", key=key))
+            self.items += [
+                PlanItem(kind="overwrite", name=name, action="create", field="", key=overwrite_key, owner=key)
+                for overwrite_key in overwrite_keys
+            ]
+            self.steps.append(
+                ChannelStep(
+                    op="update_channel",
+                    kind=_channel_kind(now),
+                    key=key,
+                    name=name,
+                    field="",
+                    channel_id=now.id,
+                    payload={},
+                    overwrites=specs,
+                    base_overwrites=[o.model_dump() for o in now.permission_overwrites],
+                    overwrite_keys=overwrite_keys,
+                )
+            )
 
     def _role_order(self) -> ReorderRoles | None:
         """The surviving and re-created roles in the snapshot's order, within the slots they hold (a new role

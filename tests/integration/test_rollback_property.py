@@ -13,9 +13,8 @@ from hypothesis import strategies as st
 
 from svcconf.settings import get_settings
 from tests.helpers.chat_sandbox import BUILD_GUILD
-from tests.helpers.deploy_worker import USER, DeployQueue, deploy_body, link
-from tests.helpers.handlers import bearer
-from tests.integration.test_rollback_restores import BASE, by_names
+from tests.helpers.deploy_worker import deploy_body, link
+from tests.helpers.rollbacks import BASE, by_names, call, finished
 
 EDITS = (
     "rename_role",
@@ -41,15 +40,6 @@ def linked(invoke, platform, function_environment, monkeypatch):
     # What is tested is what the guild ends as, not the pace of creations: the creation limits are lifted.
     platform.configure(route_limits={"POST /guilds/{guild_id}/roles": None, "POST /guilds/{guild_id}/channels": None})
     return platform
-
-
-def call(invoke, body: dict[str, Any]):
-    return invoke("deployToChat", body, headers=bearer(USER))
-
-
-def finished(invoke, aws) -> dict[str, Any]:
-    DeployQueue(aws).drain()
-    return call(invoke, {"action": "info", "project_id": "proj-1"}).body
 
 
 def apply(config: dict[str, Any], edit: str, data: st.DataObject, serial: int) -> None:

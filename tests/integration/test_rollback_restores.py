@@ -11,41 +11,8 @@ import pytest
 
 from svcconf.config import to_bitfield
 from tests.helpers.chat_sandbox import BUILD_GUILD
-from tests.helpers.deploy_worker import USER, DeployQueue, deploy_body, link, writes
-from tests.helpers.handlers import bearer
-
-BASE: dict[str, Any] = {
-    "name": "Build Lab",
-    "roles": [
-        {"name": "Mods", "color": 0x3498DB, "hoist": True, "permissions": ["KICK_MEMBERS", "MANAGE_MESSAGES"]},
-        {"name": "Crew", "permissions": ["SEND_MESSAGES"]},
-        {"name": "Guests", "permissions": ["ADD_REACTIONS"]},
-    ],
-    "categories": [
-        {
-            "name": "Lobby",
-            "channels": [
-                {"name": "general", "topic": "Say hello"},
-                {"name": "memes", "topic": "Only the good ones"},
-            ],
-        },
-        {
-            "name": "Staff",
-            "overwrites": [
-                {"role": "@everyone", "deny": ["VIEW_CHANNEL"]},
-                {"role": "Mods", "allow": ["VIEW_CHANNEL"]},
-            ],
-            "channels": [
-                {
-                    "name": "announcements",
-                    "topic": "News",
-                    "overwrites": [{"role": "Guests", "deny": ["SEND_MESSAGES"]}],
-                },
-                {"name": "mod-log", "topic": "What the mods did"},
-            ],
-        },
-    ],
-}
+from tests.helpers.deploy_worker import deploy_body, link, writes
+from tests.helpers.rollbacks import BASE, by_names, call, finished
 
 
 @pytest.fixture
@@ -53,41 +20,6 @@ def linked(invoke, platform, function_environment):
     function_environment("DeployToChatFunction", "DeployWorkerFunction")
     link(invoke, platform)
     return platform
-
-
-def call(invoke, body: dict[str, Any]):
-    return invoke("deployToChat", body, headers=bearer(USER))
-
-
-def finished(invoke, aws) -> dict[str, Any]:
-    DeployQueue(aws).drain()
-    return call(invoke, {"action": "info", "project_id": "proj-1"}).body
-
-
-def by_names(guild: dict[str, Any]) -> dict[str, Any]:
-    """The guild as a person sees it, ids aside: the name, each role with its attributes and rank, each channel with
-    its category, attributes, position and overwrites (by role name)."""
-    roles = guild["roles"].values()
-    names = {role["id"]: role["name"] for role in roles}
-    channels = guild["channels"].values()
-    categories = {channel["id"]: channel["name"] for channel in channels if channel["type"] == 4}
-    return {
-        "name": guild["name"],
-        "roles": sorted(
-            (r["name"], r["position"], str(r["permissions"]), r["color"], r["hoist"], r["mentionable"]) for r in roles
-        ),
-        "channels": sorted(
-            (
-                c["name"],
-                c["type"],
-                categories.get(c.get("parent_id") or ""),
-                c["position"],
-                c.get("topic") or None,
-                tuple(sorted((names[o["id"]], str(o["allow"]), str(o["deny"])) for o in c["permission_overwrites"])),
-            )
-            for c in channels
-        ),
-    }
 
 
 def edited(exported: dict[str, Any]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ not through the service."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +13,8 @@ import pytest
 import requests
 
 from svcconf.chat import get_chat_client
+from svcconf.settings import get_settings
+from tests.helpers.chat_sandbox import BUILD_GUILD
 from tests.helpers.deploy_worker import (
     DEMO,
     USER,
@@ -177,3 +180,45 @@ def test_a_channel_a_person_made_while_the_deployment_was_paused_is_never_taken_
     assert channels["closed-tickets"]["id"] == mine["id"]
     assert "open-tickets" not in channels
     assert channels["Help Desk"]["id"] == made["Help Desk"]["id"]  # kept: it holds the person's channel
+
+
+class Killed(BaseException):
+    """What a killed process looks like from inside: nothing after it runs, no except Exception catches it."""
+
+
+def test_a_delete_cut_off_before_its_checkpoint_is_journaled_on_resume_and_the_rollback_makes_it_again(
+    invoke, linked, aws, monkeypatch
+):
+    monkeypatch.setenv("SVC_DEPLOY_MARGIN_SECONDS", "0.5")
+    get_settings.cache_clear()
+    assert invoke("deployToChat", deploy_body(BUILD_GUILD, CONFIG), headers=bearer(USER)).status == 202
+    DeployQueue(aws).drain()
+    pruned = {**CONFIG, "roles": [role for role in CONFIG["roles"] if role["name"] != "Guest"]}
+    plan = invoke("deployToChat", deploy_body(BUILD_GUILD, pruned, dry_run=True, prune=True), headers=bearer(USER)).body
+    assert [i["name"] for i in plan["plan"] if i["action"] == "delete"] == ["Guest"]
+    body = deploy_body(BUILD_GUILD, pruned, prune=True, confirm=plan["plan_id"])
+    assert invoke("deployToChat", body, headers=bearer(USER)).status == 202
+    queue = DeployQueue(aws)
+    (message,) = queue.receive()
+    event = {"Records": [queue.record(message)]}
+
+    def killed_after_the_delete(response, *args, **kwargs):
+        if response.request.method == "DELETE" and "/roles/" in response.request.url:
+            raise Killed
+
+    get_chat_client().session.hooks["response"].append(killed_after_the_delete)
+    with pytest.raises(Killed):
+        queue.handler()(event, WorkerContext(remaining_ms=1500))
+    get_chat_client().session.hooks["response"].clear()
+    time.sleep(1.6)  # the killed invocation's idempotency record expires with its time
+    queue.handler()(event, WorkerContext())
+    queue.sqs.delete_message(QueueUrl=queue.url, ReceiptHandle=message["ReceiptHandle"])
+    done = info(invoke)
+
+    undone = roll_back_by_project(invoke, aws)
+
+    assert (done["status"], done["steps"]["roles"]["deleted"]) == ("succeeded", 1)
+    assert undone["status"] == "succeeded", undone
+    guest = [role for role in linked.guild(BUILD_GUILD)["roles"].values() if role["name"] == "Guest"]
+    assert len(guest) == 1
+    assert undone["steps"]["roles"]["created"] == 1

@@ -55,7 +55,10 @@ from svcconf.store.deployment_records import (
 
 MAX_INTERRUPTIONS = 20  # re-queued this often for the platform's sake: give up with what is done
 # The writes whose intent a deploy journals first: what a run cut off may have done without its checkpoint.
-JOURNALED_WRITES = ("create_role", "update_role", "create_channel", "update_channel", "modify_guild")
+JOURNALED_WRITES = (
+    *("create_role", "update_role", "create_channel", "update_channel", "modify_guild"),
+    *("delete_role", "delete_channel"),
+)
 
 
 def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
@@ -166,15 +169,29 @@ def _adopt_unrecorded(
     live object is that write's doing: for a create, one the snapshot did not hold, made (its id's time) while the
     write could run; for an update, one that differs from the snapshot. An object a person made meanwhile under
     the same name has no intent of ours, or another time: it is never adopted, so no rollback deletes it."""
-    journaled = record.journal_created.keys() | record.journal_updated.keys() | record.journal_failed.keys()
+    journaled = {
+        *record.journal_created,
+        *record.journal_updated,
+        *record.journal_deleted,
+        *record.journal_failed,
+    }
     pending = [(at, key) for key, at in record.journal_intents.items() if key not in journaled]
     if not pending:
         return
     at, key = max(pending)
+    before = GuildSnapshot.from_backup_data(backups.get_backup(record.backup_id or "").backup_data)
+    deleted = key.removeprefix("delete:") if key.startswith("delete:") else None
+    if deleted is not None and _object(live, deleted) is None:  # the lost run's delete: the rollback makes it again
+        gone = _object(before, deleted)
+        outcome = StepOutcome(key="adopted", deleted={key: deleted})
+        outcome.count(
+            "role" if isinstance(gone, Role) else "category" if gone and gone.is_category else "channel", "deleted"
+        )
+        repository.record_progress(record, _progress(outcome), utc_now())
+        return
     item = next((item for item in plan.items if item.key == key), None)
     if item is None:
         return
-    before = GuildSnapshot.from_backup_data(backups.get_backup(record.backup_id or "").backup_data)
     outcome, after = StepOutcome(key="adopted"), {}
     if item.kind == "settings":  # the guild itself: changed since the snapshot means the lost run's PATCH
         if before.settings is not None and before.settings != live.settings:

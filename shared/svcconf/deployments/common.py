@@ -6,8 +6,10 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
+from svcconf import backups
+from svcconf.deploy_engine.live import LiveGuild
 from svcconf.deploy_engine.plan import DeploymentPlan
-from svcconf.deploy_engine.rollback import RollbackJournal
+from svcconf.deploy_engine.rollback import GuildSnapshot, RollbackJournal, RollbackPlan, plan_rollback
 from svcconf.deploy_engine.steps import KIND_GROUPS
 from svcconf.settings import get_settings
 from svcconf.store.deployment_records import (
@@ -63,3 +65,13 @@ def planned_steps(plan: DeploymentPlan) -> Steps:
         else:
             counts.planned += 1
     return steps
+
+
+def rollback_plan(
+    live: LiveGuild, target: DeploymentRecord, backup_id: str, done: dict[str, str] | None = None
+) -> RollbackPlan:
+    """What undoing `target` writes now: from its snapshot (`backup_id`) and its journal, and what the rollback
+    itself made so far (`done`). The request checks it for the caller (and shows it, for a dry run); the worker
+    applies it. `BackupNotFound` when the snapshot is gone."""
+    snapshot = GuildSnapshot.from_backup_data(backups.get_backup(backup_id).backup_data)
+    return plan_rollback(live, snapshot, rollback_journal(target, done))

@@ -29,9 +29,8 @@ from svcconf.deploy_engine.matching import with_ids
 from svcconf.deploy_engine.plan import DeploymentPlan, PlanItem, plan_deployment
 from svcconf.deploy_engine.preflight import preflight_problems
 from svcconf.deploy_engine.prune import deletion_warnings
-from svcconf.deploy_engine.rollback import GuildSnapshot, plan_rollback
 from svcconf.deployments import quota as creation_quota
-from svcconf.deployments.common import LOCK_SECONDS, deployment_repository, job_of, planned_steps, rollback_journal
+from svcconf.deployments.common import LOCK_SECONDS, deployment_repository, job_of, planned_steps, rollback_plan
 from svcconf.deployments.quota import QuotaWarning
 from svcconf.errors import Conflict, NotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
@@ -247,6 +246,8 @@ def deploy(
 def rollback(user: BearerUser, project_id: str, guild_id: str | None) -> DeploymentView:
     """Queues the undoing of the caller's newest deployment of the project (to `guild_id`, when given)."""
     chat_user_id, target, live = _rollback_target(user, project_id, guild_id)
+    standing, seen = caller_rights.as_caller(get_chat_client(), live, chat_user_id)
+    caller_rights.check_plan(standing, seen, rollback_plan(seen.live, target, target.backup_id or "").plan)
     record = _new_record(
         "rollback",
         user,
@@ -266,9 +267,8 @@ def rollback_dry_run(user: BearerUser, project_id: str, guild_id: str | None) ->
     """What that rollback would do now, as the caller sees the server, written nowhere; what anyone changed since
     the deployment (and the rollback would leave) as warnings."""
     chat_user_id, target, live = _rollback_target(user, project_id, guild_id)
-    snapshot = GuildSnapshot.from_backup_data(backups.get_backup(target.backup_id or "").backup_data)
     standing, seen = caller_rights.as_caller(get_chat_client(), live, chat_user_id)
-    planned = plan_rollback(seen.live, snapshot, rollback_journal(target))
+    planned = rollback_plan(seen.live, target, target.backup_id or "")
     caller_rights.check_plan(standing, seen, planned.plan)
     left = [
         LintWarning(field="", rule="left-as-it-is", message=f"{error.kind} '{error.name}': {error.message}")

@@ -28,7 +28,7 @@ from svcconf.deploy_engine.apply import (
 from svcconf.deploy_engine.journal import epoch_ms, fingerprint, fingerprint_of, guild_fields, made_by_the_write
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
 from svcconf.deploy_engine.plan import DeploymentPlan, plan_deployment
-from svcconf.deploy_engine.rollback import GuildSnapshot, channel_state, plan_rollback, role_state
+from svcconf.deploy_engine.rollback import GuildSnapshot, channel_state, role_state
 from svcconf.deploy_engine.steps import KIND_GROUPS, Step
 from svcconf.deployments import quota as creation_quota
 from svcconf.deployments.common import (
@@ -37,7 +37,7 @@ from svcconf.deployments.common import (
     deployment_repository,
     job_of,
     planned_steps,
-    rollback_journal,
+    rollback_plan,
 )
 from svcconf.errors import BackupNotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
@@ -154,10 +154,9 @@ def _worker_plan(
     if target is None or record.backup_id is None:
         raise DeploymentAborted("The deployment to roll back is gone.")
     try:
-        snapshot = GuildSnapshot.from_backup_data(backups.get_backup(record.backup_id).backup_data)
+        rollback = rollback_plan(live, target, record.backup_id, done=record.journal_created)
     except BackupNotFound as gone:  # pruned since the request: end now, and free the guild
         raise DeploymentAborted(f"The snapshot of the server ({record.backup_id}) is gone.") from gone
-    rollback = plan_rollback(live, snapshot, rollback_journal(target, done=record.journal_created))
     return rollback.plan, (target, rollback.left)
 
 

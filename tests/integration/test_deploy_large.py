@@ -103,7 +103,9 @@ def test_the_snapshot_of_a_guild_too_big_for_an_item_is_stored_in_the_bucket_and
     # The second deploy's snapshot holds the 250 long topics: the bucket keeps it, the bot reads it as any backup.
     assert f"snapshots/{BUILD_GUILD}/{done['backup_id']}.json.bz2" in bucket_keys()
     fetched = invoke(
-        "manageBackup", {"action": "get", "backup_id": done["backup_id"]}, headers={"x-bot-token": BOT_TOKEN}
+        "manageBackup",
+        {"action": "get", "backup_id": done["backup_id"], "guild_id": BUILD_GUILD},
+        headers={"x-bot-token": BOT_TOKEN},
     )
     assert fetched.status == 200
     assert len(fetched.body["data"]["backup_data"]["channels"]) == 250

@@ -308,6 +308,8 @@ def summary(kind: DeploymentKind, steps: Steps) -> str:
     sentence = (
         f"{verbs[0].capitalize()} {part(verbs[0])}; {'restored' if kind == 'rollback' else 'updated'} {part(verbs[1])}"
     )
+    if kind == "deploy" and steps.total("deleted"):  # a pruning deploy
+        sentence += f"; deleted {part('deleted')}"
     if kind == "rollback" and steps.total("created"):  # what the deployment had deleted, made again
         sentence += f"; re-created {part('created')}"
     failed = steps.total("failed")

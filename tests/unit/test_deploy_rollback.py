@@ -280,3 +280,13 @@ def test_what_the_deployment_deleted_is_made_again_first_and_named_by_key_where_
     again = plan_rollback(after, snapshot, resumed).plan
     assert "create_role" not in [step.op for step in again.steps]
     assert again.ids[f"role:restore:{guests}"] == "1191000000000099999"
+    # and a lobby it restored already (the new role's overwrite in place of the old one's) needs no step
+    restored = after.model_copy(deep=True)
+    for channel in restored.channels:
+        if channel.id == lobby:
+            channel.permission_overwrites = [
+                PermissionOverwrite(**overwrite("1191000000000099999", deny=("SEND_MESSAGES",)))
+            ]
+    done = plan_rollback(restored, snapshot, resumed).plan
+    assert "channel:-:0:lobby" not in [step.key for step in done.steps]
+    assert not [step for step in done.steps if step.key.startswith("overwrites:restore:")]

@@ -61,6 +61,18 @@ class Recreation:
         self.ids[EXISTING_PREFIX + object_id] = object_id
         return EXISTING_PREFIX + object_id
 
+    def as_now(self, channel: Channel) -> Channel:
+        """The snapshot's channel with the ids of what a resumed rollback already made again in place of the old
+        ones, so that it compares equal with a channel restored before."""
+        new = {old_id: new_id for new_id, old_id in self.old_id_of.items()}
+        overwrites = [o.model_copy(update={"id": new.get(o.id, o.id)}) for o in channel.permission_overwrites]
+        parent = new.get(channel.parent_id or "", channel.parent_id)
+        return channel.model_copy(update={"permission_overwrites": overwrites, "parent_id": parent})
+
+    def made_again(self) -> set[str]:
+        """The ids, old and new, of the roles and channels this rollback makes again."""
+        return set(self.refs) | set(self.old_id_of)
+
     def is_recreated(self, object_id: str | None) -> bool:
         return object_id is not None and object_id in self.refs
 

@@ -38,6 +38,7 @@ from svcconf.deploy_engine.steps import (
     DeploymentPlan,
     GuildStep,
     Kind,
+    OverwriteSpec,
     PlanItem,
     ReorderChannels,
     ReorderRoles,
@@ -160,8 +161,9 @@ class _RollbackPlanner:
         for key, object_id in self.journal.updated.items():
             if _kind_of(key) == "role":
                 self._restore(key, object_id, self.live_roles.get(object_id), before_roles.get(object_id))
-            elif _kind_of(key) in ("channel", "category"):
-                self._restore(key, object_id, self.live_channels.get(object_id), before_channels.get(object_id))
+            elif _kind_of(key) in ("channel", "category") and object_id in before_channels:
+                before = self.recreation.as_now(before_channels[object_id])
+                self._restore(key, object_id, self.live_channels.get(object_id), before)
         self._reattach_overwrites()
         for key, object_id in _in_deletion_order(self.journal.created):
             self._delete(key, object_id)
@@ -275,14 +277,21 @@ class _RollbackPlanner:
         """A role the deployment deleted took its overwrites with it from every channel, written by the deployment
         or not: its re-creation gets them back wherever the snapshot had them (and nothing else changes there)."""
         restored = {step.channel_id for step in self.steps if isinstance(step, ChannelStep)}
-        roles = {role.id for role in self.recreation.roles}
-        for before in self.snapshot.channels:
-            now = self.live_channels.get(before.id)
-            lost = [o for o in before.permission_overwrites if o.id in roles]
-            if now is None or now.id in restored or not lost:
+        made_again = self.recreation.made_again()
+        for snapshot_channel in self.snapshot.channels:
+            now = self.live_channels.get(snapshot_channel.id)
+            if now is None or now.id in restored:
+                continue
+            present = {o.id for o in now.permission_overwrites}
+            before = self.recreation.as_now(snapshot_channel)
+            lost = [o for o in before.permission_overwrites if o.id in made_again and o.id not in present]
+            if not lost:
                 continue
             key, name = f"overwrites:restore:{now.id}", now.name or now.id
-            specs = [spec for spec in self.recreation.overwrites(before) if spec.target.startswith("role:restore:")]
+            specs = [
+                OverwriteSpec(target=self.recreation.ref(o.id), allow=int(o.allow), deny=int(o.deny), field="")
+                for o in lost
+            ]
             overwrite_keys = [f"overwrite:{key}:{spec.target}" for spec in specs]
             self.items.append(PlanItem(kind=_channel_kind(now), name=name, action="update", field="", key=key))
             self.items += [

@@ -8,7 +8,7 @@ import pytest
 
 from local.ai_model.tokenizer import count_tokens
 from local.samples import large_community
-from svcconf.ai.input_budget import MESSAGE_OVERHEAD_TOKENS, estimated_tokens, newest_that_fit
+from svcconf.ai.input_budget import MESSAGE_OVERHEAD_TOKENS, TRIM_STEP, estimated_tokens, first_sent, newest_that_fit
 from svcconf.ai_chat import ChatMessage
 from svcconf.ai_chat_prompt import SYSTEM_PROMPT
 
@@ -51,3 +51,12 @@ def test_the_newest_messages_that_fit_are_kept_and_always_the_newest() -> None:
     assert newest_that_fit(messages(400, 400, 400, 400), room=10 * cost) == 4
     assert newest_that_fit(messages(8000), room=0) == 1  # the newest, even alone past the budget
     assert newest_that_fit([], room=1000) == 0
+
+
+def test_messages_are_left_out_ten_at_a_time_so_the_first_one_sent_stays_for_several_turns() -> None:
+    cost = MESSAGE_OVERHEAD_TOKENS + 100
+    room = 30 * cost  # 30 messages fit
+    assert first_sent(messages(*[400] * 30), room) == 0
+    assert [first_sent(messages(*[400] * n), room) for n in (31, 35, 40, 41, 50)] == [10, 10, 10, 20, 20]
+    assert TRIM_STEP == 10
+    assert first_sent(messages(*[400] * 5), room=0) == 4  # nothing fits: the newest alone is sent

@@ -3,6 +3,7 @@ platform reads a minute, and the users' share of the bot's rate (the sandbox's l
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime, timedelta
 
 import boto3
@@ -209,3 +210,13 @@ def test_an_unknown_template_is_asked_again_each_time(invoke, platform):
     for _ in range(2):
         assert invoke("deployToChat", {"action": "import", "template": "noSuchCode"}, headers=bearer()).status == 404
     assert len(platform.requests("GET", "/guilds/templates/{code}")) == 2
+
+
+def test_a_very_long_subject_is_counted_under_its_digest(invoke, chat, clock, monkeypatch):
+    limit_to(monkeypatch, SVC_AI_TURNS_PER_MINUTE=1)
+    long_sub = "user-" + "x" * 3000  # past what a DynamoDB key holds
+    assert ai(invoke, long_sub).status == 200
+    assert ai(invoke, long_sub).status == 429
+    digest = hashlib.sha256(long_sub.encode()).hexdigest()
+    minute = int(NOON.timestamp()) // 60 * 60
+    assert [key for key in usage_items() if key.startswith("ai-turns#")] == [f"ai-turns#sha256:{digest}#{minute}"]

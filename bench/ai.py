@@ -20,8 +20,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench.quick import scaled
+
 ROOT = Path(__file__).resolve().parents[1]
-RUNS = 7
+RUNS = scaled(7, 1)
 
 SCRIPTS = {
     "import anthropic alone": "import anthropic",

@@ -8,6 +8,7 @@ from typing import Any
 
 import requests
 
+from bench.quick import QUICK
 from bench.service import local_service
 from local.ai_model import LOCAL_API_KEY, start_local_model
 from local.environ import environment
@@ -24,6 +25,8 @@ CASES: list[tuple[str, dict[str, Any] | None, str | None, dict[str, Any] | None]
     ("first build, 20 roles / 60 channels", None, None, {"purpose": "gaming", "roles": 20, "channels": 60}),
     ("ten categories of ten, 250 / 390", large_community(250, 10, 380), TEN_BY_TEN, None),
 ]
+if QUICK:  # one edit and the 20/60 build (the summary's), the local model answering at once
+    CASES = [CASES[0], CASES[4]]
 EDIT_GOAL_TOKENS, EDIT_GOAL_SECONDS, BUILD_GOAL_TOKENS, FUNCTION_SECONDS = 300, 8.0, 1200, 26.0
 
 
@@ -94,7 +97,8 @@ def run() -> None:
     ]
     print("\nsvcAiChat turns at a real model's pace (1.8 s to the first token, then 63 tokens/s)")
     print(f"  {'':40} {'output tokens':>14} {'modelled':>9} {'whole turn (make run)':>22}")
-    with environment({"SVC_AI_PROVIDER": "local"}), local_service() as state:
+    pace = {"SVC_LOCAL_MODEL_TOKENS_PER_SECOND": "0"} if QUICK else {}
+    with environment({"SVC_AI_PROVIDER": "local", **pace}), local_service() as state:
         _whole_turn(state, figures[0][1])  # the function's first sandbox started (a cold start is not a turn's)
         for label, body, tokens, stop in figures:
             seconds, status = _whole_turn(state, body)

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from bench.quick import scaled
+
 ROOT = Path(__file__).resolve().parents[1]
 BOT_TOKEN = "bench-bot-token"  # noqa: S105 - a local sandbox value
 JWT_SECRET = "bench-jwt-secret-" + "0" * 48
@@ -27,7 +29,7 @@ CLIENT_SECRET = "dev-client-secret"  # noqa: S105 - the sandbox fixture's client
 REDIRECT_URI = "http://127.0.0.1:5173/auth/callback"
 ALICE = "1191000000000000101"
 FAULTS = {"rate_limit_probability": 0.3, "seed": 2026, "fault_retry_after": [0.05, 0.2]}
-CALLS = {"validateChatInvite": 40, "getChatGuilds": 20}
+CALLS = {"validateChatInvite": scaled(40, 4), "getChatGuilds": scaled(20, 2)}
 
 
 # A code per call: an invite's answer is kept half a minute in the instance (svcconf/chat/recent.py), and the

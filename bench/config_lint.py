@@ -9,8 +9,10 @@ import timeit
 from pathlib import Path
 from typing import Any
 
+from bench.quick import scaled
+
 ROOT = Path(__file__).resolve().parents[1]
-RUNS = 21
+RUNS = scaled(21, 1)
 
 
 def _configuration(roles: int, warn: bool) -> dict[str, Any]:

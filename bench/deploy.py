@@ -2,7 +2,8 @@
 
 Printed: the platform requests of the request (its authorization and preflight reads) and of the worker, beside
 the minimum a deploy needs (one read of the guild's roles, channels and the bot's roles, one request per object
-created, one role reorder); and the worker's wall time beside the time the sandbox's creation rate limits
+created, one role reorder, and one guild PATCH when the server's name or settings differ: the configuration names
+the server); and the worker's wall time beside the time the sandbox's creation rate limits
 allow (each creation route takes `limit` requests per `window` seconds; roles come before channels, which need
 them for their overwrites).
 """
@@ -14,6 +15,7 @@ from typing import Any
 
 import requests
 
+from bench.quick import scaled
 from bench.service import local_service
 
 ALICE = "1191000000000000101"
@@ -54,8 +56,9 @@ def _deploy(state: dict[str, Any], config: dict[str, Any]) -> tuple[float, float
 def run() -> None:
     from local.samples import large_community
 
-    print("\nDeploy of 40 roles, 8 categories, 120 channels through make run (starting the runner) ...", flush=True)
-    config = large_community(roles=40, categories=8, channels=120)
+    size = scaled(40, 4), scaled(8, 2), scaled(120, 6)  # roles, categories, channels
+    print(f"\nDeploy of {size[0]} roles, {size[1]} categories, {size[2]} channels through make run (starting it)")
+    config = large_community(*size)
     with local_service() as state:
         sandbox = state["chat_api_base_url"].removesuffix("/api/v10")
         code = requests.post(f"{sandbox}/_sandbox/oauth/codes", json={"user_id": ALICE}, timeout=30).json()["code"]
@@ -75,7 +78,8 @@ def run() -> None:
     routes = [f"{entry['method']} {entry['route']}" for entry in worker]
     roles, channels = routes.count(ROLE_CREATE), routes.count(CHANNEL_CREATE)
     rate_limited = sum(1 for entry in worker if entry["status"] == 429)
-    minimum = MINIMUM_READS + 40 + 8 + 120 + 1
+    settings = info["steps"]["settings"]["updated"]  # the server's name (and settings), one PATCH
+    minimum = MINIMUM_READS + sum(size) + 1 + settings
     role_limit, channel_limit = limits.get(ROLE_CREATE, [0, 0]), limits.get(CHANNEL_CREATE, [0, 0])
     ideal = _ideal_seconds(roles, *role_limit) + _ideal_seconds(channels, *channel_limit)
     span = worker[-1]["time"] - worker[0]["time"] if worker else 0.0
@@ -84,10 +88,14 @@ def run() -> None:
     print(
         f"  platform requests of the worker: {len(worker)} ({routes.count('GET /guilds/{guild_id}')} guild,"
         f" {sum(1 for r in routes if r.startswith('GET'))} reads in all, {roles} role and {channels} channel"
-        f" creations, {routes.count('PATCH /guilds/{guild_id}/roles')} reorder, {rate_limited} answered 429)"
+        f" creations, {routes.count('PATCH /guilds/{guild_id}/roles')} reorder,"
+        f" {routes.count('PATCH /guilds/{guild_id}')} name and settings, {rate_limited} answered 429)"
     )
     total = len(request_side) + len(worker)
-    print(f"  all platform requests: {total}  minimum (3 reads + 168 creations + 1 reorder): {minimum}")
+    print(
+        f"  all platform requests: {total}  minimum (3 reads + {sum(size)} creations + 1 reorder + {settings} name"
+        f" and settings): {minimum}"
+    )
     print(f"  over the minimum: {total - minimum:+d} in all, {len(worker) - minimum:+d} for the worker")
     print(f"  worker wall time, first to last request: {span:.1f} s")
     if ideal:

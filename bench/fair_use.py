@@ -18,9 +18,12 @@ from typing import Any
 import requests
 
 from bench.deploy import ALICE, BUILD_GUILD, REDIRECT_URI
+from bench.quick import QUICK, scaled
 from bench.service import local_service
 
-FLOOD_CALLS = 300
+FLOOD_CALLS = scaled(300, 20)
+# Quick (BENCH_QUICK=1): a small deploy beside a small flood by its user, once.
+FLOODS = ("one user",) if QUICK else ("one user", "many users")
 FLOOD_TIMEOUT_SECONDS = 120
 TEMPLATE_ROUTE = "/guilds/templates/{code}"
 
@@ -100,11 +103,11 @@ def deploy_beside_flood(flood: str, config: dict[str, Any]) -> dict[str, Any]:
 def run() -> None:
     from local.samples import large_community
 
-    config = large_community(roles=40, categories=8, channels=120)
-    print("\nThe 40-role deploy alone, through make run (starting the runner) ...", flush=True)
+    config = large_community(roles=scaled(40, 4), categories=scaled(8, 2), channels=scaled(120, 6))
+    print(f"\nThe {len(config['roles'])}-role deploy alone, through make run (starting the runner) ...", flush=True)
     alone = deploy_beside_flood("", config)
     print(f"  {alone['status']}: worker wall time {alone['wall']:.1f} s, platform 429s {alone['worker_429']}")
-    for flood in ("one user", "many users"):
+    for flood in FLOODS:
         who = "its user" if flood == "one user" else f"{FLOOD_CALLS} users"
         print(f"\nThe same deploy with {FLOOD_CALLS} parallel imports by {who} (a fresh runner) ...", flush=True)
         flooded = deploy_beside_flood(flood, config)

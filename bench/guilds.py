@@ -20,13 +20,14 @@ from pathlib import Path
 from unittest import mock
 
 from bench.chat_rate_limits import _invoke, signed_in_world
+from bench.quick import scaled
 
 ROOT = Path(__file__).resolve().parents[1]
 ALICE = "1191000000000000101"
-BOT_GUILDS = 5_000
+BOT_GUILDS = scaled(5_000, 200)
 FIXTURE_BOT_GUILDS = 4  # the fixture's guilds with the bot; alice is in all five of its guilds
 USER_GUILDS = 20
-CALLS = 10
+CALLS = scaled(10, 2)
 
 
 def run() -> None:

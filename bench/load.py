@@ -22,13 +22,14 @@ from typing import Any
 
 import requests
 
+from bench.quick import scaled
 from bench.service import local_service
 
 # The user's platform reads, and the users' share of the bot's rate (0: none kept), lifted: see run().
 LIFTED_LIMITS = {"SVC_PLATFORM_READS_PER_MINUTE": "1000000", "CHAT_USER_REQUESTS_PER_SECOND": "0"}
 
-REQUESTS = int(os.environ.get("LOAD_REQUESTS") or 2000)
-CONCURRENCY = int(os.environ.get("LOAD_CONCURRENCY") or 50)
+REQUESTS = int(os.environ.get("LOAD_REQUESTS") or scaled(2000, 40))
+CONCURRENCY = int(os.environ.get("LOAD_CONCURRENCY") or scaled(50, 5))
 DEADLINE_SECONDS = 600  # the run stops sending after this, whatever is left
 REQUEST_TIMEOUT_SECONDS = 60
 ALICE = "1191000000000000101"

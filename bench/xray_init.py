@@ -19,8 +19,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench.quick import scaled
+
 ROOT = Path(__file__).resolve().parents[1]
-RUNS = 9
+RUNS = scaled(9, 1)
 # What `aws-lambda-powertools[tracer]==3.37.0` installed before the extra was dropped.
 XRAY_SDK = ("aws-xray-sdk==2.15.0", "wrapt==2.5.2")
 

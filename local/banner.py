@@ -102,9 +102,19 @@ _SAMPLE_NOTES = {
     "chatAuth": "signs in with a single-use OAuth code just minted for {linked}, and links it to the user token",
     "getChatGuilds": "{linked}'s servers: the user token is linked to {linked}",
     "deployToChat": "a dry run on Alice's Build Lab; without dry_run it deploys (then action info, project_id)",
-    "svcAiChat": "needs ANTHROPIC_API_KEY or SVC_AI_PROVIDER=local (else 503)",
-    "seedTemplates": "administrators only: the admin token",
+    # str.format fills {linked}: the JSON's braces are doubled
+    "seedTemplates": 'administrators only: the admin token; then read its job with -d \'{{"job_id": "tj_..."}}\' '
+    "(status and counts; reading starts nothing)",
 }
+
+
+def _ai_note(runner: Runner) -> str:
+    """What answers svcAiChat (and seedTemplates' worker) in this run, or what to set for it."""
+    if runner.local_model is not None:
+        return f"the local model answers (SVC_AI_PROVIDER=local, {runner.local_model.base_url})"
+    if runner.settings.values.get("ANTHROPIC_API_KEY"):
+        return "the AI provider answers (ANTHROPIC_API_KEY is set)"
+    return "503 until the AI is set: restart with SVC_AI_PROVIDER=local make run (or set ANTHROPIC_API_KEY)"
 
 
 def _openapi_security(runner: Runner) -> dict[str, str]:
@@ -180,7 +190,11 @@ def banner(runner: Runner, state: dict[str, Any], seeded: Seeded) -> str:
     oauth_code, redirect_uri = _fresh_oauth_code(runner, linked)
     for operation, path in operations.items():
         body, caller = SAMPLE_REQUESTS.get(operation, ({}, security.get(operation, "user")))
-        note = _SAMPLE_NOTES.get(operation, f"a sample body is not known here: see {operation} in docs/03-api.md")
+        note = (
+            _ai_note(runner)
+            if operation == "svcAiChat"
+            else _SAMPLE_NOTES.get(operation, f"a sample body is not known here: see {operation} in docs/03-api.md")
+        )
         text = json.dumps(body, separators=(", ", ": "))
         text = text.replace("<sample code>", state.get("sample_code") or "SVC-XXXX-XXXX")
         text = text.replace("<oauth code>", oauth_code or "<POST /_sandbox/oauth/codes>")

@@ -54,6 +54,12 @@ class DeployRequest(BaseModel):
         " and refused (409 with the current plan) when the server changed since.",
         examples=["plan_3f2a9c0d1e4b5a6978c0d1e2f3a4b5c6"],
     )
+    acknowledge: list[Annotated[str, Field(max_length=64)]] = Field(
+        default_factory=list,
+        max_length=16,
+        description="The lint rule ids of dangerous grants to every member the caller means (409 names them).",
+        examples=[["everyone-permissions-dangerous"]],
+    )
 
 
 class InfoRequest(BaseModel):
@@ -128,12 +134,12 @@ app = create_app("deployToChat", max_body_bytes=MIB)
             {
                 **BEARER_ERRORS,
                 400: "a field is invalid, or no usable chat account is linked to the user; `details` names each field",
-                403: "the user may not manage the server",
+                403: "the user may not manage the server, or may not make some of the changes (one detail per object)",
                 404: "no such server for the user, no deployment of the project to roll back or read, or no template "
                 "of that code",
-                409: "another deployment to the server is running, the bot is not in it, its preflight failed, or its"
+                409: "another deployment to the server is running, the bot is not in it, its preflight failed, its"
                 " plan deletes and `confirm` is not the current plan's `plan_id` (the body then carries `plan` and"
-                " `plan_id`)",
+                " `plan_id`), or it gives every member a dangerous permission that `acknowledge` does not name",
                 502: "the chat platform failed or is rate-limiting the service",
                 503: "deployments or bearer authentication are not configured",
             },
@@ -169,6 +175,7 @@ def _act(
             request.config,
             prune=request.prune,
             confirm=request.confirm,
+            acknowledge=request.acknowledge,
         )
         return _answer(deployment, status_code=202)
     return _answer(rollback(user, request.project_id, request.guild_id), status_code=202)

@@ -21,18 +21,21 @@ from svcconf.api import (
 from svcconf.api_examples import CONFIG_BY_CODE_ANSWERS, CONFIG_BY_CODE_REQUESTS
 from svcconf.auth import BotCaller, bot_caller
 from svcconf.codes import resolve_code
+from svcconf.config.answers import NullsLeftOut
 from svcconf.fields import DeploymentCodeText
 from svcconf.observability import metrics
 
 
 class ConfigByCodeRequest(BaseModel):
     code: DeploymentCodeText
-    user_id: str | None = Field(None, max_length=32, description="Chat-platform id of the user asking.")
+    user_id: str | None = Field(
+        None, min_length=1, max_length=32, description="Chat-platform id of the user asking (never empty)."
+    )
     consume: bool = Field(False, strict=True, description="Use the code up: later requests with it get 404.")
 
 
 class ConfigByCodeResponse(BaseModel):
-    configuration: dict[str, Any]
+    configuration: Annotated[dict[str, Any], NullsLeftOut]
     project_name: str
     project_id: str
     expires_at: datetime

@@ -33,14 +33,16 @@ from svcconf.api import (
 )
 from svcconf.api_examples import AI_CHAT_ANSWERS, AI_CHAT_REQUESTS
 from svcconf.auth import BearerUser, bearer_user
+from svcconf.config import ServerConfig
 from svcconf.fields import Snowflake
 from svcconf.limits import ai_turn, platform_reads
+from svcconf.near_miss import ShapedAs
 
 
 class AiChatRequest(BaseModel):
     messages: list[ChatMessage] = Field(default_factory=list, max_length=MAX_MESSAGES)
     attachments: list[Attachment] = Field(default_factory=list, max_length=MAX_ATTACHMENTS)
-    currentConfig: dict[str, Any] | None = Field(  # noqa: N815 - the specification's spelling
+    currentConfig: Annotated[dict[str, Any] | None, ShapedAs(ServerConfig)] = Field(  # noqa: N815 - the spec's spelling
         None, description="The configuration so far; the AI changes it. Returned again only if it is valid."
     )
     file_urls: list[HttpsUrl] = Field(default_factory=list, max_length=MAX_FILE_URLS)

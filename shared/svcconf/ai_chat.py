@@ -29,6 +29,7 @@ from svcconf.ai.pace import turn_max_tokens
 from svcconf.ai_chat_prompt import SYSTEM_PROMPT, build_messages, repair_turns
 from svcconf.ai_turn import ChatTurn, build_of, edits_of, salvage
 from svcconf.config import LintWarning, ServerConfig, lint_config
+from svcconf.config.answers import AnswerConfig
 from svcconf.config.compact import expand
 from svcconf.config.edits import ConfigChange, EditsRejected, apply_edits, apply_prefix
 from svcconf.deploy_engine.steps import PlanItem
@@ -93,7 +94,7 @@ _CONFIG_OR_NULL = {"anyOf": [{"$ref": "#/components/schemas/ServerConfig"}, {"ty
 
 class ChatAnswer(BaseModel):
     reply: str
-    config: Annotated[ServerConfig | None, WithJsonSchema(_CONFIG_OR_NULL)] = Field(
+    config: Annotated[AnswerConfig | None, WithJsonSchema(_CONFIG_OR_NULL)] = Field(
         description="A configuration valid per the schema, or null while there is none (never an invalid one)."
     )
     quick_replies: list[str] = Field(max_length=MAX_QUICK_REPLIES)

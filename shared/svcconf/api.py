@@ -27,6 +27,7 @@ from aws_lambda_powertools.event_handler import (
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.models import Example
+from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.logging import correlation_paths
 
 from svcconf import budget, strict_json
@@ -43,6 +44,7 @@ from svcconf.errors import (
     field_path,
     reason_phrase,
 )
+from svcconf.near_miss import near_misses
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 
@@ -211,6 +213,14 @@ def _dependencies_of(func: Callable[..., Any]) -> dict[str, Callable[..., Any]]:
     return found
 
 
+def _body_annotation_of(func: Callable[..., Any]) -> Any:
+    """The type of a route function's `Body()` parameter (its request model), or None."""
+    for annotation in get_type_hints(func, include_extras=True).values():
+        if get_origin(annotation) is Annotated and any(isinstance(meta, Body) for meta in get_args(annotation)[1:]):
+            return get_args(annotation)[0]
+    return None
+
+
 def _request_parameters_of(func: Callable[..., Any]) -> list[str]:
     return [name for name, annotation in get_type_hints(func).items() if annotation is Request]
 
@@ -355,7 +365,7 @@ class OperationResolver(APIGatewayRestResolver):
         body over the limit). Its errors are validation errors, so the caller's credentials are checked first."""
         self.refuse_bad_transport()
         try:
-            return strict_json.loads(text)
+            body = strict_json.loads(text)
         except json.JSONDecodeError as exc:
             raise RequestValidationError([{"type": "json_invalid", "loc": ("body",), "msg": exc.msg}]) from None
         except strict_json.NotPlainJSON as exc:
@@ -363,6 +373,18 @@ class OperationResolver(APIGatewayRestResolver):
                 {"type": "json_not_plain", "loc": ("body", *path), "msg": message} for path, message in exc.problems
             ]
             raise RequestValidationError(errors) from None
+        self._refuse_near_misses(body)
+        return body
+
+    def _refuse_near_misses(self, body: Any) -> None:
+        """A field that differs from one of the request model's only in case or `_` is a 400 naming the right one:
+        ignored like an unknown field, it would drop the caller's work silently (svcconf.near_miss)."""
+        func = self._route_functions.get((self.request.method.upper(), self.request.route))
+        annotation = _body_annotation_of(func) if func is not None else None
+        misses = near_misses(annotation, body, ("body",)) if annotation is not None else []
+        if misses:
+            errors = [{"type": "near_miss", "loc": miss.loc, "msg": miss.message} for miss in misses]
+            raise RequestValidationError(errors)
 
     def _authenticate_route(self) -> None:
         """Runs the matched route's `Depends()` (its authentication) with the public API: `Depends.dependency`,
@@ -408,7 +430,8 @@ class OperationResolver(APIGatewayRestResolver):
             return self._unexpected(failure)
         details = _details_from(exc, self._json_body_or_none())
         summary = f"{details[0].field}: {details[0].message}" if len(details) == 1 else f"{len(details)} invalid fields"
-        return self.error_response(BadRequest(f"Invalid request: {summary}.", details=details))
+        ending = "" if summary.endswith(("?", ".")) else "."
+        return self.error_response(BadRequest(f"Invalid request: {summary}{ending}", details=details))
 
     def _json_body_or_none(self) -> Any:
         try:

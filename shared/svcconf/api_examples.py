@@ -296,8 +296,22 @@ INVITE_ANSWERS: dict[str, Any] = {
     }
 }
 
-SEED_REQUESTS: dict[str, Any] = {"seed": {"count": 10}}
 SEED_JOB = "tj_01a20e18b2c3d4e5f6a7"
+SEED_REQUESTS: dict[str, Any] = {"seed": {"count": 10}, "read": {"job_id": SEED_JOB}}
+
+
+def _seed_job(status: str, stored: int, finished_at: str | None) -> dict[str, Any]:
+    return {
+        "job_id": SEED_JOB,
+        "status": status,
+        "requested": 10,
+        "stored": stored,
+        "failed": 0,
+        "started_at": "2026-11-24T10:00:00Z",
+        "finished_at": finished_at,
+    }
+
+
 SEED_STARTED: dict[str, Any] = {
     "seed": {
         "success": True,
@@ -306,6 +320,7 @@ SEED_STARTED: dict[str, Any] = {
         "job_id": SEED_JOB,
         "requested": 10,
         "stored": 0,
+        "job": _seed_job("queued", 0, None),
     }
 }
 SEED_RUNNING: dict[str, Any] = {
@@ -316,7 +331,17 @@ SEED_RUNNING: dict[str, Any] = {
         "job_id": SEED_JOB,
         "requested": 10,
         "stored": 4,
-    }
+        "job": _seed_job("running", 4, None),
+    },
+    "read": {
+        "success": True,
+        "started": False,
+        "message": f"Template generation job {SEED_JOB} succeeded (10 of 10 stored).",
+        "job_id": SEED_JOB,
+        "requested": 10,
+        "stored": 10,
+        "job": _seed_job("succeeded", 10, "2026-11-24T10:03:12Z"),
+    },
 }
 
 AI_CHAT_REQUESTS: dict[str, Any] = {

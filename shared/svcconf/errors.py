@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 class FieldError(BaseModel):
     field: str
     message: str
+    rule: str | None = Field(None, description="The lint rule that found it, when `acknowledge` may name it.")
 
 
 class ErrorBody(BaseModel):

@@ -45,7 +45,7 @@ CURRENT = {
     ],
     "channels": [{"name": "general", "type": "text"}],
 }
-CURRENT_NORMALISED = ServerConfig.model_validate(CURRENT).model_dump(mode="json")
+CURRENT_NORMALISED = ServerConfig.model_validate(CURRENT).model_dump(mode="json", exclude_none=True)  # as answered
 
 
 @pytest.fixture
@@ -90,4 +90,4 @@ def user(text: str) -> dict[str, str]:
 
 def assert_valid_or_none(config: Any) -> None:
     if config is not None:
-        assert ServerConfig.model_validate(config).model_dump(mode="json") == config
+        assert ServerConfig.model_validate(config).model_dump(mode="json", exclude_none=True) == config

@@ -120,7 +120,7 @@ def test_a_deploy_is_queued_with_its_generation_and_a_code_then_the_worker_appli
     assert info["steps"]["categories"]["created"] == 1
     assert info["steps"]["channels"]["created"] == 2
     assert info["steps"]["overwrites"]["created"] == 4
-    assert info["generation"]["result"].startswith("Created 2 roles, 1 categories, 2 channels, 4 overwrites")
+    assert info["generation"]["result"].startswith("Created 2 roles, 1 category, 2 channels, 4 overwrites")
     assert info["backup_id"]
     assert info["deployment_code"] == body["deployment_code"]
 
@@ -324,8 +324,9 @@ def test_rollback_without_a_finished_deployment_is_404(invoke, linked, aws):
         "deployToChat", {"action": "rollback", "project_id": "proj-1", "guild_id": DEMO}, headers=bearer(USER)
     )
 
-    assert nothing.status == 404
-    assert still_queued.status == 404
+    for answer in (nothing, still_queued):
+        assert answer.status == 404
+        assert (answer.body["error"], answer.body["code"]) == ("Not Found", 404)
 
 
 def test_without_a_bearer_token_nothing_about_the_body_is_told(invoke, platform):

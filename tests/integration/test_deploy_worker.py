@@ -129,7 +129,7 @@ def test_objects_the_platform_refuses_are_reported_with_their_reason_and_the_res
     assert "50013" in reasons[("category", "Decks")]
     assert reasons[("channel", "Decks / deck-0")] == "its category could not be created"
     assert done["steps"]["overwrites"]["failed"] == 1 + 6, "the category's overwrite, and each channel's copy of it"
-    assert done["generation"]["error"].startswith("14 object(s) failed")
+    assert done["generation"]["error"].startswith("14 objects failed")
 
 
 def test_a_message_delivered_again_after_success_changes_nothing(invoke, linked, aws):

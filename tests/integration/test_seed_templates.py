@@ -7,6 +7,7 @@ import json
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 
 import boto3
 import pytest
@@ -353,3 +354,71 @@ def test_a_generated_template_named_like_a_starter_is_dropped_as_a_duplicate(inv
     assert outcome == "duplicate"
     assert templates.get("gaming-community").source == "starter"
     assert templates.get_job(job_id).stored == 0
+
+
+# ---------------------------------------------------------------- reading a job
+
+
+def test_a_job_read_by_its_id_is_queued_before_the_worker_plans_it(invoke, model, aws):
+    job_id = seed(invoke, {"count": 5}).body["job_id"]
+
+    read = seed(invoke, {"job_id": job_id})
+
+    assert read.status == 200
+    assert read.body["started"] is False
+    job = read.body["job"]
+    assert (job["job_id"], job["status"], job["requested"], job["stored"], job["failed"]) == (job_id, "queued", 5, 0, 0)
+    assert datetime.fromisoformat(job["started_at"]) == repository().get_job(job_id).created_at
+    assert job["finished_at"] is None
+
+
+def test_a_finished_job_reads_back_succeeded_with_its_counts_and_reading_again_starts_nothing(invoke, model, aws):
+    job_id = seed(invoke, {"count": 5}).body["job_id"]
+    TemplateQueue(aws).drain()
+
+    first = seed(invoke, {"job_id": job_id})
+    second = seed(invoke, {"job_id": job_id})
+
+    assert first.status == second.status == 200
+    assert first.body["job"]["status"] == "succeeded"
+    assert (first.body["job"]["requested"], first.body["job"]["stored"]) == (5, 5)
+    assert first.body["job"]["finished_at"] is not None
+    assert first.body["message"] == f"Template generation job {job_id} succeeded (5 of 5 stored)."
+    assert second.body == first.body
+    assert repository().lock_holder() is None, "no job was started by reading"
+    assert TemplateQueue(aws).waiting() == 0
+    assert len(repository().templates(job_id=job_id)) == 5
+
+
+def test_every_answer_carries_the_job_that_a_poll_by_job_id_reads(invoke, model, aws):
+    started = seed(invoke, {"count": 20}).body
+    running = seed(invoke, {"count": 5}).body
+
+    assert started["job"]["status"] == "queued"
+    assert running["job"]["job_id"] == started["job_id"]
+    assert running["job"] == seed(invoke, {"job_id": started["job_id"]}).body["job"]
+
+
+def test_an_unknown_job_is_404_and_starts_nothing(invoke, model, aws):
+    response = seed(invoke, {"job_id": "tj_000000000000deadbeef"})
+
+    assert response.status == 404
+    assert response.body["message"] == "No template generation job has this job_id."
+    assert repository().lock_holder() is None
+    assert TemplateQueue(aws).waiting() == 0
+
+
+def test_job_id_with_count_is_400_naming_job_id(invoke, model, aws):
+    response = seed(invoke, {"count": 5, "job_id": "tj_000000000000deadbeef"})
+
+    assert response.status == 400
+    assert response.body["details"][0]["field"] == "job_id"
+    assert repository().lock_holder() is None
+
+
+def test_reading_a_job_is_for_administrators_only(invoke, model, aws):
+    job_id = seed(invoke, {"count": 5}).body["job_id"]
+
+    response = invoke("seedTemplates", {"job_id": job_id}, headers=bearer("user-1"))
+
+    assert response.status == 403

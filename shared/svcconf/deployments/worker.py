@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable
 from datetime import timedelta
 
-from svcconf import backups
+from svcconf import backups, caller_rights
 from svcconf.chat import ChatError, ChatRateLimited, ChatUnavailable, get_chat_client
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig
@@ -65,7 +65,9 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
     repository.extend_lock(record, int(utc_now().timestamp()) + LOCK_SECONDS)
     try:
         live = read_live_guild(client, record.guild_id, record.bot_role_ids or None)
-        plan, target = _worker_plan(repository, record, live)
+        plan, target = caller_rights.plan_as_caller(
+            client, record.chat_user_id, live, lambda view: _worker_plan(repository, record, view)
+        )
         repository.mark_running(record, steps=None if record.counted else planned_steps(plan), now=utc_now())
         if record.counted and record.kind == "deploy":
             _adopt_unrecorded(repository, record, live, plan)
@@ -223,10 +225,13 @@ def _finish(repository: DeploymentRepository, record: DeploymentRecord, *, error
     else:
         status = "succeeded" if not failed else ("partial" if changed else "failed")
     if failed and error is None:
-        error = f"{failed} object(s) failed: see steps.errors."
+        error = f"{failed} {'object' if failed == 1 else 'objects'} failed: see steps.errors."
     repository.finish(record, status, summary(record.kind, steps), error, utc_now())
     metrics.add_metric(name=f"Deployment{status.capitalize()}", unit="Count", value=1)
     logger.info("deployment finished", extra={"status": status, "changed": changed, "failed": failed})
+
+
+_SINGULAR = {group: kind for kind, group in KIND_GROUPS.items()}  # "roles" -> "role"; "settings" stays
 
 
 def summary(kind: DeploymentKind, steps: Steps) -> str:
@@ -234,7 +239,7 @@ def summary(kind: DeploymentKind, steps: Steps) -> str:
 
     def part(counter: str) -> str:
         counts = [(group, getattr(getattr(steps, group), counter)) for group in KIND_GROUPS.values()]
-        return ", ".join(f"{n} {group}" for group, n in counts if n) or "nothing"
+        return ", ".join(f"{n} {_SINGULAR[group] if n == 1 else group}" for group, n in counts if n) or "nothing"
 
     verbs = ("deleted", "updated") if kind == "rollback" else ("created", "updated")
     sentence = (

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -27,7 +28,7 @@ from pydantic import BaseModel, Field
 from svcconf.ai import require_provider
 from svcconf.auth import BearerUser
 from svcconf.clock import utc_now
-from svcconf.errors import ServiceUnavailable
+from svcconf.errors import NotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 from svcconf.store import queues
@@ -42,13 +43,34 @@ LOCK_SECONDS = 3 * 3600  # MAX_ROUNDS x deliveries x visibility timeout of a chu
 MAX_AVOID_NAMES = 300  # names already in the library that the model is told to avoid
 
 
-class SeedAnswer(BaseModel):
-    success: bool = True
-    started: bool = Field(description="false: another job is still running (named by job_id); nothing was started.")
-    message: str
-    job_id: str = Field(description="The job started, or the one still running.")
+class SeedJob(BaseModel):
+    """A job's progress or result, as seedTemplates with `job_id` reads it."""
+
+    job_id: str
+    status: Literal["queued", "running", "succeeded", "partial", "failed"] = Field(
+        description="queued until the worker plans its first round; then running until it ends."
+    )
     requested: int
     stored: int = Field(description="Templates the job has stored so far.")
+    failed: int = Field(description="Candidates the job dropped (invalid or duplicates); later rounds replace them.")
+    started_at: datetime
+    finished_at: datetime | None = Field(description="null while the job runs.")
+
+
+class SeedAnswer(BaseModel):
+    success: bool = True
+    started: bool = Field(
+        description="false: nothing was started (another job is still running, or a job was read by job_id)."
+    )
+    message: str
+    job_id: str = Field(description="The job started, the one still running, or the one read.")
+    requested: int
+    stored: int = Field(description="Templates the job has stored so far.")
+    job: SeedJob = Field(description="The job's progress: poll it with `job_id`.")
+
+
+class NoSuchJob(NotFound):
+    default_message = "No template generation job has this job_id."
 
 
 class RoundMessage(BaseModel):
@@ -114,15 +136,10 @@ def start_seeding(user: BearerUser, count: int) -> SeedAnswer:
             holder = templates.lock_holder()
             running = templates.get_job(holder) if holder else None
             if running is not None and not running.finished:
-                return SeedAnswer(
-                    started=False,
-                    message=(
-                        f"Template generation job {running.job_id} is still running "
-                        f"({running.stored} of {running.requested} stored); nothing new was started."
-                    ),
-                    job_id=running.job_id,
-                    requested=running.requested,
-                    stored=running.stored,
+                return _answer(
+                    running,
+                    f"Template generation job {running.job_id} is still running "
+                    f"({running.stored} of {running.requested} stored); nothing new was started.",
                 )
             if holder:  # a lock its ended job failed to free: free it and try once more
                 templates.release(holder)
@@ -135,12 +152,44 @@ def start_seeding(user: BearerUser, count: int) -> SeedAnswer:
         raise
     metrics.add_metric(name="TemplateJobStarted", unit="Count", value=1)
     logger.info("template job started", extra={"job_id": job.job_id, "requested": count})
-    return SeedAnswer(
-        started=True,
-        message=f"Generating {count} templates into the library as job {job.job_id}.",
+    return _answer(job, f"Generating {count} templates into the library as job {job.job_id}.", started=True)
+
+
+def read_job(job_id: str) -> SeedAnswer:
+    """A job's progress or result; reading never starts a job (unknown: 404)."""
+    job = repository().get_job(job_id)
+    if job is None:
+        raise NoSuchJob()
+    view = job_view(job)
+    progress = f"{job.stored} of {job.requested} stored"
+    if view.status in ("queued", "running"):
+        return _answer(job, f"Template generation job {job.job_id} is {view.status} ({progress}).")
+    ending = f": {job.error}" if job.error else "."
+    return _answer(job, f"Template generation job {job.job_id} {view.status} ({progress}){ending}")
+
+
+def job_view(job: JobRecord) -> SeedJob:
+    # A running job whose first round the worker has not planned yet has not begun: it is queued.
+    status = "queued" if job.status == "running" and job.round == 0 else job.status
+    return SeedJob(
         job_id=job.job_id,
-        requested=count,
-        stored=0,
+        status=status,
+        requested=job.requested,
+        stored=job.stored,
+        failed=job.dropped,
+        started_at=job.created_at,
+        finished_at=job.finished_at,
+    )
+
+
+def _answer(job: JobRecord, message: str, *, started: bool = False) -> SeedAnswer:
+    return SeedAnswer(
+        started=started,
+        message=message,
+        job_id=job.job_id,
+        requested=job.requested,
+        stored=job.stored,
+        job=job_view(job),
     )
 
 

@@ -111,10 +111,20 @@ def _reached(limit: Limit, window: Window) -> LimitReached:
     )
 
 
+# Windows this instance saw refused, by key: a count only grows within its window, so until the window ends a
+# refusal stands, and a flood's further requests are refused without a write to the table.
+_refused_until: dict[str, int] = {}
+
+
 def take(limit: Limit, user: BearerUser, amount: int = 1) -> None:
     """Counts `amount` against the user's limit, or raises `LimitReached` (counting nothing)."""
     window = window_of(limit, user.sub)
+    if _refused_until.get(window.key, 0) > window.now:
+        raise _reached(limit, window)
     if counters().take(window.key, amount, limit.allowed(), window.expires_at) is None:
+        for key in [key for key, until in _refused_until.items() if until <= window.now]:
+            del _refused_until[key]
+        _refused_until[window.key] = window.ends_at
         raise _reached(limit, window)
 
 

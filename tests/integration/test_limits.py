@@ -23,6 +23,7 @@ def clock(monkeypatch):
     """The limits' clock, moved by the test."""
     now = [NOON]
     monkeypatch.setattr(limits, "utc_now", lambda: now[0])
+    monkeypatch.setattr(limits, "_refused_until", {})  # what an earlier test's instance saw refused
     return now
 
 
@@ -79,13 +80,21 @@ def test_the_turn_past_the_minutes_limit_is_429_naming_it_until_the_minute_ends(
     assert ai(invoke, "ana").status == 200  # the next minute
 
 
-def test_a_refused_turn_counts_nothing(invoke, chat, clock, monkeypatch):
+def test_a_refused_turn_counts_nothing_and_the_instance_refuses_the_rest_of_the_minute_without_a_write(
+    invoke, chat, clock, monkeypatch
+):
     limit_to(monkeypatch, SVC_AI_TURNS_PER_MINUTE=1)
+    asked = []
+    take = limits.UsageCounters.take
+    monkeypatch.setattr(limits.UsageCounters, "take", lambda self, key, *a: asked.append(key) or take(self, key, *a))
     ai(invoke, "ana")
     for _ in range(3):
         assert ai(invoke, "ana").status == 429
     turns = {key: used for key, used in usage_items().items() if key.startswith("ai-turns#ana#")}
     assert list(turns.values()) == [1]
+    assert len([key for key in asked if key.startswith("ai-turns#")]) == 2  # the turn, then the first refusal
+    clock[0] += timedelta(seconds=40)
+    assert ai(invoke, "ana").status == 200  # a new minute: asked again
 
 
 # ---------------------------------------------------------------- AI tokens a day

@@ -100,7 +100,10 @@ The configuration's rules (an answer that breaks one is refused, and you will be
 - At most {MAX_CHANNELS} channels in all, categories included.
 - An overwrite: role (the exact name of a role of this configuration, or "@everyone"), allow and deny (permission
   names; a permission is never both allowed and denied; one overwrite per role per channel or category).
-- A channel's overwrites replace its category's overwrites role by role.
+- A channel's overwrites replace its category's overwrites role by role; one with nothing allowed or denied
+  keeps the category's overwrite for that role off the channel. A category overwrite that grants more does not
+  reach a channel with overwrites of its own (the service keeps it as it was): to open such a channel, edit it.
+  Moving a channel with overwrites of its own keeps who can do what in it.
 - Permission names, exactly as written: {", ".join(PERMISSION_BITS)}.
 
 Safety, which the service checks and reports to the user as warnings:

@@ -88,8 +88,10 @@ def test_a_given_configuration_is_planned_against_the_guild_with_its_changed_fie
             "kind": "role",
             "name": "Moderator",
             "action": "update",
+            "id": moderator["id"],
             "changes": [{"field": "hoist", "old": True, "new": False}],
             "field": "roles[0]",
+            "note": None,
         }
     ]
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from local.samples import large_community
-from svcconf.config import ServerConfig
-from svcconf.config.access import VIEW_CHANNEL_BIT, config_access
+from svcconf.config import CHANNEL_TYPES, ServerConfig, from_bitfield
+from svcconf.config.access import VIEW_CHANNEL_BIT, config_access, place_label
 from svcconf.config.edits import Edit, EditsRejected, apply_edits, apply_prefix
+from tests.helpers.generated_configs import OVERWRITE_PERMISSIONS, configurations
 
 START = ServerConfig.model_validate(
     {
@@ -306,3 +309,50 @@ def test_a_case_only_role_rename_follows_into_every_overwrite() -> None:
     assert result.config.role_names() == ["Admin", "mods"]
     assert [o.role for o in result.config.categories[1].overwrites] == ["@everyone", "mods"]
     assert [o.role for o in result.config.categories[0].channels[1].overwrites] == ["mods"]
+
+
+def test_a_channel_with_overwrites_of_its_own_keeps_who_can_do_what_when_it_moves() -> None:
+    data = ADMINISTRATION.model_dump(mode="json")
+    lounge = {"name": "Lounge", "overwrites": [{"role": "Muted", "deny": ["SEND_MESSAGES"]}], "channels": []}
+    config = ServerConfig.model_validate({**data, "categories": [*data["categories"], lounge]})
+    moves = [
+        edit(op="move", kind="channel", name="admin", cat="Administration", to="Lounge"),
+        edit(op="move", kind="channel", name="mod-chat", cat="Administration", to="Lounge"),
+    ]
+
+    result = apply_edits(config, moves)
+
+    def by_role(config: ServerConfig, place: str) -> dict[str, int]:
+        return {role: bits for (where, role), bits in config_access(config).items() if where == place}
+
+    moved = "text '{}' in category 'Lounge'"
+    assert by_role(result.config, moved.format("admin")) == by_role(config, ADMIN)  # kept: it has its own
+    assert by_role(result.config, moved.format("mod-chat"))["@everyone"] & VIEW_CHANNEL_BIT  # follows Lounge
+    assert [(c.op, c.path) for c in result.changes] == [
+        ("move", "categories[1].channels[0]"),
+        ("update", "categories[1].channels[0].overwrites"),
+        ("move", "categories[1].channels[1]"),
+    ]
+
+
+@settings(max_examples=60, deadline=None, database=None, derandomize=True)
+@given(st.data())
+def test_no_category_overwrite_edit_opens_a_channel_with_overwrites_of_its_own(data: st.DataObject) -> None:
+    config = data.draw(configurations(min_categories=1))
+    category = data.draw(st.sampled_from(config.categories))
+    role = data.draw(st.sampled_from(["@everyone", *(r.name for r in config.roles)]))
+    allow = data.draw(st.lists(st.sampled_from(OVERWRITE_PERMISSIONS), unique=True, max_size=3))
+    deny = data.draw(st.lists(st.sampled_from([p for p in OVERWRITE_PERMISSIONS if p not in allow]), max_size=2))
+    exists = any(o.role == role for o in category.overwrites)
+    op = data.draw(st.sampled_from(["update", "remove"] if exists else ["add"]))
+    change = {"set": {"allow": allow, "deny": list(dict.fromkeys(deny))}} if op != "remove" else {}
+
+    result = apply_edits(config, [edit(op=op, kind="overwrite", name=role, cat=category.name, **change)])
+
+    before, after = config_access(config), config_access(result.config)
+    for channel in category.channels:
+        if channel.overwrites:
+            place = place_label(CHANNEL_TYPES[channel.type], channel.name, category.name)
+            for holder in ["@everyone", *(r.name for r in config.roles)]:
+                gained = after[place, holder] & ~before[place, holder]
+                assert not gained, (place, holder, from_bitfield(gained))

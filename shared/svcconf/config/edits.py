@@ -13,6 +13,9 @@ that kind, so a field the schema gains is editable without a new edit kind. Addr
   and such a channel moved to another category keeps who can do what in it (`_keep_access_on_move`);
 - `to` is a rename's new name, or a move's destination category ("" for outside any category); `at` a position.
 Removing or renaming a role updates the overwrites that name it.
+
+An object's `id` (the platform's, v3) stays with it through renames, moves and updates, so a deploy changes that
+object rather than making a new one; an added object has none, and no edit sets one: ids come from the platform.
 """
 
 from __future__ import annotations
@@ -69,6 +72,12 @@ class _Refused(Exception):
     pass
 
 
+NO_ID_EDITS = (
+    "`id` is the platform's id of an object and is never set by an edit: a renamed or moved object keeps its own, "
+    "an added one gets its id when it is deployed"
+)
+
+
 @dataclass
 class EditResult:
     config: ServerConfig
@@ -110,6 +119,8 @@ def apply_prefix(config: ServerConfig, edits: Sequence[Edit]) -> tuple[EditResul
 
 
 def _apply(data: dict[str, Any], edit: Edit) -> list[ConfigChange]:
+    if _carries_id(edit.set):
+        raise _Refused(NO_ID_EDITS)
     if edit.kind == "server":
         if edit.op != "update" and edit.op != "rename":
             raise _Refused("the server takes only update (name, description, settings ...) and rename")
@@ -138,6 +149,13 @@ def _apply(data: dict[str, Any], edit: Edit) -> list[ConfigChange]:
     if edit.op == "update":
         return _update(edit, holder, path)
     return _move(data, edit, holder, loc, index)
+
+
+def _carries_id(value: Any) -> bool:
+    """An `id` anywhere in what an edit sets (a category's channels carry their own)."""
+    if isinstance(value, dict):
+        return "id" in value or any(_carries_id(item) for item in value.values())
+    return isinstance(value, list) and any(_carries_id(item) for item in value)
 
 
 def _fields(edit: Edit, model: type[BaseModel], exclude: Sequence[str] = ()) -> dict[str, Any]:

@@ -16,7 +16,7 @@ def test_one_of_a_kind_is_named_in_the_singular_and_more_in_the_plural():
     )
 
     assert summary("deploy", steps) == (
-        "Created 1 role, 1 category, 3 channels, 2 overwrites; updated 1 channel, 1 settings."
+        "Created 1 role, 1 category, 3 channels, 2 overwrites; updated 1 channel, the server's settings."
     )
 
 

@@ -294,7 +294,13 @@ def _finish(repository: DeploymentRepository, record: DeploymentRecord, *, error
     logger.info("deployment finished", extra={"status": status, "changed": changed, "failed": failed})
 
 
-_SINGULAR = {group: kind for kind, group in KIND_GROUPS.items()}  # "roles" -> "role"; "settings" stays
+_SINGULAR = {group: kind for kind, group in KIND_GROUPS.items()}  # "roles" -> "role"
+
+
+def _counted(group: str, n: int) -> str:
+    if group == "settings":  # one object, the server's own: a count of it reads oddly
+        return "the server's settings"
+    return f"{n} {_SINGULAR[group] if n == 1 else group}"
 
 
 def summary(kind: DeploymentKind, steps: Steps) -> str:
@@ -302,7 +308,7 @@ def summary(kind: DeploymentKind, steps: Steps) -> str:
 
     def part(counter: str) -> str:
         counts = [(group, getattr(getattr(steps, group), counter)) for group in KIND_GROUPS.values()]
-        return ", ".join(f"{n} {_SINGULAR[group] if n == 1 else group}" for group, n in counts if n) or "nothing"
+        return ", ".join(_counted(group, n) for group, n in counts if n) or "nothing"
 
     verbs = ("deleted", "updated") if kind == "rollback" else ("created", "updated")
     sentence = (

@@ -21,6 +21,7 @@ PIECES = [
     "config_lint",
     "answer_size",
     "deploy",
+    "fair_use",
     "load",
 ]
 

@@ -2,7 +2,8 @@
 
 Printed: the platform requests of the request (its authorization and preflight reads) and of the worker, beside
 the minimum a deploy needs (one read of the guild's roles, channels and the bot's roles, one request per object
-created, one role reorder); and the worker's wall time beside the time the sandbox's creation rate limits
+created, one role reorder, and one guild PATCH when the server's name or settings differ: the configuration names
+the server); and the worker's wall time beside the time the sandbox's creation rate limits
 allow (each creation route takes `limit` requests per `window` seconds; roles come before channels, which need
 them for their overwrites).
 """
@@ -77,7 +78,8 @@ def run() -> None:
     routes = [f"{entry['method']} {entry['route']}" for entry in worker]
     roles, channels = routes.count(ROLE_CREATE), routes.count(CHANNEL_CREATE)
     rate_limited = sum(1 for entry in worker if entry["status"] == 429)
-    minimum = MINIMUM_READS + sum(size) + 1
+    settings = info["steps"]["settings"]["updated"]  # the server's name (and settings), one PATCH
+    minimum = MINIMUM_READS + sum(size) + 1 + settings
     role_limit, channel_limit = limits.get(ROLE_CREATE, [0, 0]), limits.get(CHANNEL_CREATE, [0, 0])
     ideal = _ideal_seconds(roles, *role_limit) + _ideal_seconds(channels, *channel_limit)
     span = worker[-1]["time"] - worker[0]["time"] if worker else 0.0
@@ -86,10 +88,14 @@ def run() -> None:
     print(
         f"  platform requests of the worker: {len(worker)} ({routes.count('GET /guilds/{guild_id}')} guild,"
         f" {sum(1 for r in routes if r.startswith('GET'))} reads in all, {roles} role and {channels} channel"
-        f" creations, {routes.count('PATCH /guilds/{guild_id}/roles')} reorder, {rate_limited} answered 429)"
+        f" creations, {routes.count('PATCH /guilds/{guild_id}/roles')} reorder,"
+        f" {routes.count('PATCH /guilds/{guild_id}')} name and settings, {rate_limited} answered 429)"
     )
     total = len(request_side) + len(worker)
-    print(f"  all platform requests: {total}  minimum (3 reads + {sum(size)} creations + 1 reorder): {minimum}")
+    print(
+        f"  all platform requests: {total}  minimum (3 reads + {sum(size)} creations + 1 reorder + {settings} name"
+        f" and settings): {minimum}"
+    )
     print(f"  over the minimum: {total - minimum:+d} in all, {len(worker) - minimum:+d} for the worker")
     print(f"  worker wall time, first to last request: {span:.1f} s")
     if ideal:

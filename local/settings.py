@@ -18,6 +18,13 @@ LOCAL_JWT_SECRET = "local-dev-jwt-secret-not-for-production-0123456789abcdef0123
 LOCAL_BOT_TOKEN = "local-dev-bot-token"  # noqa: S105
 LOCAL_REDIRECT_URIS = "http://127.0.0.1:5173/auth/callback"
 PASS_THROUGH_PREFIXES = ("CHAT_", "ANTHROPIC_")
+# The limits per user (docs/07-operations.md, Limits): set in make run's environment, they reach every function.
+PASS_THROUGH_NAMES = (
+    "SVC_AI_TURNS_PER_MINUTE",
+    "SVC_AI_TOKENS_PER_DAY",
+    "SVC_PLATFORM_READS_PER_MINUTE",
+    "SVC_AI_MAX_INPUT_TOKENS",
+)
 AI_PROVIDERS = ("", "anthropic", "local")
 # Variables whose value is a secret: put into the template's Secrets Manager secret when the function's
 # environment names one by its id variable, else given to the function in clear. The id variable follows the
@@ -46,7 +53,7 @@ class LocalSettings:
 
     @classmethod
     def from_environ(cls, environ: dict[str, str]) -> LocalSettings:
-        values = {k: v for k, v in environ.items() if k.startswith(PASS_THROUGH_PREFIXES)}
+        values = {k: v for k, v in environ.items() if k.startswith(PASS_THROUGH_PREFIXES) or k in PASS_THROUGH_NAMES}
         defaults_used = set()
         for name, default in (("SVC_JWT_SECRET", LOCAL_JWT_SECRET), ("SVC_BOT_TOKEN", LOCAL_BOT_TOKEN)):
             values[name] = environ.get(name) or default

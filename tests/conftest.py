@@ -59,9 +59,30 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Figures that tests record (`record_property("figures", ...)`), printed once at the end, xdist or not.
+    """Figures that tests record (`record_property("figures", ...)`), printed once at the end, xdist or not; then
+    how many test functions ran, beside the cases pytest counts (a parametrised function is one test, many cases).
 
     Here, not in tests/e2e/: under xdist the controlling process loads only this conftest."""
+    _figures(terminalreporter)
+    terminalreporter.write_line(_test_functions_line(terminalreporter))
+
+
+def _test_functions_line(terminalreporter: pytest.TerminalReporter) -> str:
+    cases = {
+        report.nodeid
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        if isinstance(report, pytest.TestReport)
+    }
+    functions = {nodeid.partition("[")[0] for nodeid in cases}
+    parametrised = {nodeid.partition("[")[0] for nodeid in cases if "[" in nodeid}
+    return (
+        f"test functions: {len(functions)} ({len(cases)} cases; {len(parametrised)} functions parametrised "
+        f"into {sum(1 for nodeid in cases if '[' in nodeid)} of them)"
+    )
+
+
+def _figures(terminalreporter: pytest.TerminalReporter) -> None:
     printed = False
     for reports in terminalreporter.stats.values():
         for report in reports:

@@ -24,6 +24,7 @@ from svcconf.config import ServerConfig
 from svcconf.deployments.requests import DeploymentView, DryRun, deploy, dry_run, info, rollback
 from svcconf.fields import Snowflake
 from svcconf.guild_configs import ExportAnswer, ImportAnswer, export_guild, import_template
+from svcconf.limits import platform_reads
 
 ProjectId = Annotated[
     str,
@@ -52,6 +53,12 @@ class DeployRequest(BaseModel):
         description="The `plan_id` of the dry run whose plan the caller saw: needed when the plan deletes anything,"
         " and refused (409 with the current plan) when the server changed since.",
         examples=["plan_3f2a9c0d1e4b5a6978c0d1e2f3a4b5c6"],
+    )
+    acknowledge: list[Annotated[str, Field(max_length=64)]] = Field(
+        default_factory=list,
+        max_length=16,
+        description="The lint rule ids of dangerous grants to every member the caller means (409 names them).",
+        examples=[["everyone-permissions-dangerous"]],
     )
 
 
@@ -127,21 +134,31 @@ app = create_app("deployToChat", max_body_bytes=MIB)
             {
                 **BEARER_ERRORS,
                 400: "a field is invalid, or no usable chat account is linked to the user; `details` names each field",
-                403: "the user may not manage the server",
+                403: "the user may not manage the server, or may not make some of the changes (one detail per object)",
                 404: "no such server for the user, no deployment of the project to roll back or read, or no template "
                 "of that code",
-                409: "another deployment to the server is running, the bot is not in it, its preflight failed, or its"
+                409: "another deployment to the server is running, the bot is not in it, its preflight failed, its"
                 " plan deletes and `confirm` is not the current plan's `plan_id` (the body then carries `plan` and"
-                " `plan_id`)",
+                " `plan_id`), or it gives every member a dangerous permission that `acknowledge` does not name",
                 502: "the chat platform failed or is rate-limiting the service",
                 503: "deployments or bearer authentication are not configured",
-            }
+            },
+            limited=True,
         ),
     },
 )
 def deploy_to_chat(
     request: Annotated[DeployToChatRequest, Body(openapi_examples=request_examples(DEPLOY_REQUESTS))],
     user: Annotated[BearerUser, Depends(bearer_user)],
+) -> Response[Answer]:
+    if isinstance(request, InfoRequest):
+        return _answer(info(user, request.project_id, request.guild_id))
+    with platform_reads(user):  # every other action makes the bot read the platform for the user
+        return _act(request, user)
+
+
+def _act(
+    request: DeployRequest | RollbackRequest | ExportRequest | ImportRequest, user: BearerUser
 ) -> Response[Answer]:
     if isinstance(request, ExportRequest):
         return _answer(export_guild(user, request.guild_id))
@@ -158,10 +175,9 @@ def deploy_to_chat(
             request.config,
             prune=request.prune,
             confirm=request.confirm,
+            acknowledge=request.acknowledge,
         )
         return _answer(deployment, status_code=202)
-    if isinstance(request, InfoRequest):
-        return _answer(info(user, request.project_id, request.guild_id))
     return _answer(rollback(user, request.project_id, request.guild_id), status_code=202)
 
 

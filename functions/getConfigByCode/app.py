@@ -28,7 +28,9 @@ from svcconf.observability import metrics
 
 class ConfigByCodeRequest(BaseModel):
     code: DeploymentCodeText
-    user_id: str | None = Field(None, max_length=32, description="Chat-platform id of the user asking.")
+    user_id: str | None = Field(
+        None, min_length=1, max_length=32, description="Chat-platform id of the user asking (never empty)."
+    )
     consume: bool = Field(False, strict=True, description="Use the code up: later requests with it get 404.")
 
 

@@ -20,7 +20,7 @@ from svcconf.api import (
 )
 from svcconf.api_examples import BACKUP_ANSWERS, BACKUP_CREATED, BACKUP_REQUESTS
 from svcconf.auth import BotCaller, bot_caller
-from svcconf.backups import BackupCreated, BackupFetched, BackupList, create_backup, get_backup, list_backups
+from svcconf.backups import BackupCreated, BackupFetched, BackupList, create_backup, fetch_backup, list_backups
 from svcconf.fields import Snowflake
 from svcconf.observability import metrics
 
@@ -41,7 +41,9 @@ class ListBackupsRequest(BaseModel):
 class GetBackupRequest(BaseModel):
     action: Literal["get"]
     backup_id: str = Field(min_length=1, max_length=64)
-    guild_id: Snowflake | None = Field(None, description="If given, the backup's guild.")
+    guild_id: Snowflake | None = Field(
+        None, description="The backup's guild: required for a deployment's snapshot, checked when given."
+    )
 
 
 # One model per action, so that openapi.json states what each action needs (a union discriminated by `action`).
@@ -90,7 +92,7 @@ def manage_backup(
         return _answer(BackupCreated(data=created), status_code=201)
     if isinstance(request, ListBackupsRequest):
         return _answer(BackupList(backups=list_backups(request.guild_id)))
-    return _answer(BackupFetched(data=get_backup(request.backup_id, guild_id=request.guild_id)))
+    return _answer(BackupFetched(data=fetch_backup(request.backup_id, guild_id=request.guild_id)))
 
 
 def _answer(

@@ -35,6 +35,7 @@ from svcconf.api_examples import AI_CHAT_ANSWERS, AI_CHAT_REQUESTS
 from svcconf.auth import BearerUser, bearer_user
 from svcconf.config import ServerConfig
 from svcconf.fields import Snowflake
+from svcconf.limits import ai_turn, platform_reads
 from svcconf.near_miss import ShapedAs
 
 
@@ -80,7 +81,8 @@ app = create_app("svcAiChat", max_body_bytes=MIB)
                 502: "the AI provider failed",
                 503: "the AI provider or bearer authentication is not configured, or the provider is overloaded",
                 504: "the AI provider did not answer in time",
-            }
+            },
+            limited=True,
         ),
     },
 )
@@ -89,13 +91,15 @@ def svc_ai_chat(
     user: Annotated[BearerUser, Depends(bearer_user)],
 ) -> ChatAnswer:
     if request.guild_id is None:
-        return _turn(request, request.currentConfig)
+        with ai_turn(user):
+            return _turn(request, request.currentConfig)
     # The live guild's modules (deploy engine, deployments, chat accounts) load for turns on a live guild only:
     # every other cold start stays the SDK's and this handler's (`python -m bench ai`).
     from svcconf.guild_configs import guild_plan, starting_config
 
-    answer = _turn(request, starting_config(user, request.guild_id, request.currentConfig))
-    answer.plan = guild_plan(user, request.guild_id, answer.config)
+    with platform_reads(user), ai_turn(user):
+        answer = _turn(request, starting_config(user, request.guild_id, request.currentConfig))
+        answer.plan = guild_plan(user, request.guild_id, answer.config)
     return answer
 
 

@@ -20,6 +20,7 @@ from svcconf.api import (
 from svcconf.api_examples import INVITE_ANSWERS, INVITE_REQUESTS
 from svcconf.auth import BearerUser, bearer_user
 from svcconf.invites import InviteValidation, validate_invite
+from svcconf.limits import platform_reads
 from svcconf.observability import metrics
 
 
@@ -42,14 +43,17 @@ app = create_app("validateChatInvite")
     security=[{BEARER_AUTH: []}],
     responses={
         200: success("The invitation's status", InviteValidation, INVITE_ANSWERS),
-        **error_responses({**BEARER_ERRORS, 502: "the chat platform failed or is rate-limiting the service"}),
+        **error_responses(
+            {**BEARER_ERRORS, 502: "the chat platform failed or is rate-limiting the service"}, limited=True
+        ),
     },
 )
 def validate_chat_invite(
     request: Annotated[InviteRequest, Body(openapi_examples=request_examples(INVITE_REQUESTS))],
-    _user: Annotated[BearerUser, Depends(bearer_user)],
+    user: Annotated[BearerUser, Depends(bearer_user)],
 ) -> InviteValidation:
-    result = validate_invite(request.invite)
+    with platform_reads(user):
+        result = validate_invite(request.invite)
     metrics.add_metric(name="InviteValid" if result.valid else "InviteInvalid", unit="Count", value=1)
     return result
 

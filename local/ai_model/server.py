@@ -3,8 +3,9 @@
 It checks what the real API checks and a client could get wrong (credentials, `anthropic-version`, the body's
 required fields, the sampling parameters and assistant prefill that the 5.5 models refuse), simulates the
 prompt cache (a prefix up to a `cache_control` breakpoint is written once, then read; below the minimum of the
-model asked for nothing is cached, as with the real models), counts tokens roughly (4 characters each), cuts an
-answer longer than `max_tokens` with `stop_reason: max_tokens` and counts what it sent by the same rule. It
+model asked for nothing is cached, as with the real models), counts the input as a tokenizer would (tokenizer.py),
+cuts an answer longer than `max_tokens` with `stop_reason: max_tokens` and counts what it sent at 4 characters a
+token (the pace the service plans a turn's output with). It
 answers at a real model's pace (1.8 s to the first token, then 63 tokens/s) unless told otherwise.
 
 Tests script it: `server.script(Step(status=529), Step(text="{"), Step(delay=20))` answers the next requests
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from local.ai_model.responders import Request, answer, load_responders
+from local.ai_model.tokenizer import count_tokens
 
 # The layer's table of cache minimums, which the local model shares; `make run` and `python -m local.ai_model`
 # do not put the layer on the path themselves.
@@ -81,7 +83,7 @@ class RecordedRequest:
 
 def _tokens(value: Any) -> int:
     text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    return max(1, len(text) // CHARS_PER_TOKEN) if text else 0
+    return max(1, count_tokens(text)) if text else 0
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -137,6 +139,7 @@ class LocalModelServer(ThreadingHTTPServer):
         self.first_token_seconds = first_token_seconds
         self.tokens_per_second = tokens_per_second  # 0: no pace at all (tests)
         self.requests: list[RecordedRequest] = []
+        self.usages: list[dict[str, int]] = []  # each answer's usage, in order
         self.stopping = threading.Event()
         self._steps: deque[Step | Callable[[Request], Step]] = deque()
         self._cache: set[str] = set()
@@ -172,6 +175,7 @@ class LocalModelServer(ThreadingHTTPServer):
         with self._lock:
             self._steps.clear()
             self.requests.clear()
+            self.usages.clear()
             self._cache.clear()
 
     # -- the API -----------------------------------------------------------------------------------------------
@@ -259,6 +263,8 @@ class LocalModelServer(ThreadingHTTPServer):
             stop_reason = "max_tokens"
         sent = "".join(b.get("text", "") for b in content if b.get("type") == "text")
         usage = step.usage or self._usage(body, sent)  # what was sent, counted as the cut counts
+        with self._lock:
+            self.usages.append(usage)
         return {
             "id": f"msg_local_{number:06d}",
             "type": "message",
@@ -307,7 +313,7 @@ class LocalModelServer(ThreadingHTTPServer):
         written = max(0, written - read)
         return {
             "input_tokens": max(0, total - read - written),
-            "output_tokens": _tokens(text),
+            "output_tokens": max(1, len(text) // CHARS_PER_TOKEN) if text else 0,
             "cache_creation_input_tokens": written,
             "cache_read_input_tokens": read,
         }

@@ -22,8 +22,9 @@ from pydantic_core import PydanticCustomError
 
 from svcconf import budget
 from svcconf.ai import AiFailed, AiOutputInvalid, AiRefused, AiTimeout, AiTruncated, require_provider
-from svcconf.ai.client import StructuredAnswer, ask_structured
+from svcconf.ai.client import StructuredAnswer, ask_structured, output_schema
 from svcconf.ai.errors import problems_of
+from svcconf.ai.input_budget import estimated_request_tokens, newest_that_fit
 from svcconf.ai.pace import turn_max_tokens
 from svcconf.ai_chat_prompt import SYSTEM_PROMPT, build_messages, repair_turns
 from svcconf.ai_turn import ChatTurn, build_of, edits_of, salvage
@@ -34,6 +35,7 @@ from svcconf.config.edits import ConfigChange, EditsRejected, apply_edits, apply
 from svcconf.deploy_engine.steps import PlanItem
 from svcconf.errors import BadRequest, FieldError
 from svcconf.observability import logger, metrics
+from svcconf.settings import get_settings
 from svcconf.templates import TemplateSummary, suggest_templates
 
 MAX_MESSAGES = 100
@@ -103,6 +105,12 @@ class ChatAnswer(BaseModel):
     )
     warnings: list[LintWarning] = Field(description="The permission-safety lint of `config`.")
     plan: list[PlanItem] | None = Field(None, description="With guild_id: what a deploy of `config` would do there.")
+    history_trimmed: int = Field(
+        0,
+        ge=0,
+        description="How many of the oldest messages were left out of what the model was sent, to keep the turn "
+        "within its input budget (the configuration carries what they decided).",
+    )
 
 
 def chat(
@@ -123,10 +131,23 @@ def chat(
     max_tokens = turn_max_tokens(reserve_tokens=REPAIR_TOKENS)
     # The model edits the configuration the service will edit: the valid one, or none (a first build).
     known = previous.model_dump(mode="json", exclude_defaults=True) if previous else None
-    prompt = build_messages(messages, known, style, questionnaire_data, files, max_tokens)
+    fixed = build_messages([], known, style, questionnaire_data, files, max_tokens)
+    room = get_settings().ai_max_input_tokens - estimated_request_tokens(SYSTEM_PROMPT, fixed, output_schema(ChatTurn))
+    sent = messages[len(messages) - newest_that_fit(messages, room) :]
+    prompt = build_messages(sent, known, style, questionnaire_data, files, max_tokens)
     wanted = "\n".join(message.content for message in messages if message.role == "user")
     suggestions = suggest_templates(wanted, questionnaire_data, limit=MAX_SUGGESTED_TEMPLATES)
+    answer = _answered(prompt, previous, suggestions, max_tokens)
+    answer.history_trimmed = len(messages) - len(sent)
+    if answer.history_trimmed:
+        metrics.add_metric(name="AiChatHistoryTrimmed", unit="Count", value=1)
+    return answer
 
+
+def _answered(
+    prompt: list[dict[str, Any]], previous: ServerConfig | None, suggestions: list[TemplateSummary], max_tokens: int
+) -> ChatAnswer:
+    """The model's answer to the prompt, applied; a refusal, a cut or an invalid answer as the module says."""
     try:
         answer = ask_structured(ChatTurn, system=SYSTEM_PROMPT, messages=prompt, max_tokens=max_tokens, purpose="chat")
         return _applied(answer, previous, suggestions)

@@ -35,6 +35,7 @@ from svcconf.errors import (
     BadRequest,
     ErrorBody,
     FieldError,
+    LimitBody,
     MethodNotAllowed,
     NotFound,
     PayloadTooLarge,
@@ -122,18 +123,46 @@ def request_examples(examples: Mapping[str, Any]) -> dict[str, Example]:
     return {name: Example(value=body) for name, body in examples.items()}
 
 
-def error_responses(own: Mapping[int, str] | None = None) -> dict[int, OpenAPIResponse]:
+def error_responses(own: Mapping[int, str] | None = None, *, limited: bool = False) -> dict[int, OpenAPIResponse]:
     """Every error an operation can answer, all with the contract's body: its own (status -> when) and the
-    transport's, which its own may reword."""
-    meanings = {**TRANSPORT_ERRORS, **(own or {})}
+    transport's, which its own may reword. `limited`: the operation counts against the limits per user (its 429
+    names the limit, with `Retry-After`) and the users' share of the bot's rate (a 503 with `Retry-After`)."""
+    meanings = {**TRANSPORT_ERRORS, **(LIMIT_ERRORS if limited else {}), **(own or {})}
+    if limited:
+        known = meanings.get(HTTPStatus.SERVICE_UNAVAILABLE)
+        meanings[HTTPStatus.SERVICE_UNAVAILABLE] = f"{known}; or {BOT_SHARE_FULL}" if known else BOT_SHARE_FULL
+
+    def headers(status: int) -> dict[str, OpenAPIResponseHeader]:
+        retry = limited and status in (HTTPStatus.TOO_MANY_REQUESTS, HTTPStatus.SERVICE_UNAVAILABLE)
+        allow = status == HTTPStatus.METHOD_NOT_ALLOWED
+        return {**REQUEST_ID_DOC, **(_ALLOW_DOC if allow else {}), **(_RETRY_AFTER_DOC if retry else {})}
+
     return {
         status: {
             "description": f"{reason_phrase(status)}: {meanings[status]}.",
-            "headers": {**REQUEST_ID_DOC, **(_ALLOW_DOC if status == HTTPStatus.METHOD_NOT_ALLOWED else {})},
-            "content": {content_types.APPLICATION_JSON: {"model": ErrorBody}},
+            "headers": headers(status),
+            "content": {
+                content_types.APPLICATION_JSON: {
+                    "model": LimitBody if limited and status == HTTPStatus.TOO_MANY_REQUESTS else ErrorBody
+                }
+            },
         }
         for status in sorted(meanings)
     }
+
+
+# The limits per user (svcconf.limits, docs/07-operations.md, Limits), for the operations they count.
+LIMIT_ERRORS: dict[int, str] = {
+    429: "a limit per user is reached: `limit` names it and `retry_after` (the `Retry-After` header) says in how "
+    "many seconds it frees; without `limit`, API Gateway throttled the request",
+}
+BOT_SHARE_FULL = "the users' share of the bot's rate on the chat platform is taken this second (`Retry-After: 1`)"
+_RETRY_AFTER_DOC: dict[str, OpenAPIResponseHeader] = {
+    "Retry-After": {
+        "description": "Whole seconds to wait before trying again (a limit per user, or the bot's share).",
+        "schema": {"type": "integer", "minimum": 1},
+    }
+}
 
 
 _ALLOW_DOC: dict[str, OpenAPIResponseHeader] = {
@@ -422,7 +451,7 @@ class OperationResolver(APIGatewayRestResolver):
             logger.error("request failed", extra={"error": type(exc).__name__, "status": int(exc.status)})
         else:
             logger.info("request refused", extra={"error": type(exc).__name__, "status": int(exc.status)})
-        return self.error_response(exc)
+        return self.error_response(exc, headers=exc.headers() or None)
 
     def _no_route(self, _exc: NotFoundError) -> Response[Any]:
         if self.current_event.resource == self.path or self.current_event.path.endswith(self.path):

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from svcconf.clock import utc_now
-from svcconf.errors import BackupNotFound, BackupTooLarge
+from svcconf.errors import BackupNotFound, BackupTooLarge, BadRequest
 from svcconf.observability import logger
 from svcconf.settings import get_settings
 from svcconf.store import blobs
@@ -16,6 +16,7 @@ from svcconf.store.backups import MAX_ITEM_BYTES, BackupRepository, BackupSummar
 
 # Room for the data item's keys and attribute names next to the compressed blob.
 ITEM_OVERHEAD_BYTES = 1024
+DEPLOYMENT_SNAPSHOT = "deployment-snapshot"  # the `kind` of a deployment's snapshot (deploy_engine/rollback.py)
 
 
 class Backup(BackupSummary):
@@ -114,3 +115,12 @@ def get_backup(backup_id: str, *, guild_id: str | None = None) -> Backup:
         raise BackupNotFound()
     summary, blob = found
     return Backup(**summary.model_dump(), backup_data=blobs.unpack(blob))
+
+
+def fetch_backup(backup_id: str, *, guild_id: str | None) -> Backup:
+    """manageBackup's `get`: a deployment's snapshot (the guild as it stood before a deploy) only with its
+    `guild_id`, so an id alone, from a log or a record, does not fetch another server's structure."""
+    backup = get_backup(backup_id, guild_id=guild_id)
+    if guild_id is None and backup.backup_data.get("kind") == DEPLOYMENT_SNAPSHOT:
+        raise BadRequest.for_field("guild_id", "is required to fetch a deployment's snapshot")
+    return backup

@@ -5,12 +5,13 @@ from __future__ import annotations
 from http import HTTPStatus
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class FieldError(BaseModel):
     field: str
     message: str
+    rule: str | None = Field(None, description="The lint rule that found it, when `acknowledge` may name it.")
 
 
 class ErrorBody(BaseModel):
@@ -21,6 +22,14 @@ class ErrorBody(BaseModel):
     code: int
     details: list[FieldError] | None = None
     requestId: str | None = None  # noqa: N815 - the contract's spelling
+
+
+class LimitBody(ErrorBody):
+    """A 429's body: which limit per user is reached and when it frees (absent when API Gateway throttled)."""
+
+    limit: str | None = Field(None, examples=["SVC_AI_TURNS_PER_MINUTE"], description="The limit's setting.")
+    retry_after: int | None = Field(None, examples=[42], description="Whole seconds until it frees: `Retry-After`.")
+    frees_at: str | None = Field(None, examples=["2026-11-25T12:01:00Z"], description="When it frees (UTC).")
 
 
 def field_path(loc: tuple[str | int, ...] | list[str | int]) -> str:
@@ -51,11 +60,22 @@ class ServiceError(Exception):
     status: int = HTTPStatus.INTERNAL_SERVER_ERROR
     default_message: str = "The service failed unexpectedly."
 
-    def __init__(self, message: str | None = None, *, details: list[FieldError] | None = None, **extra: Any):
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        details: list[FieldError] | None = None,
+        retry_after_seconds: int | None = None,
+        **extra: Any,
+    ):
         self.message = message or self.default_message
         self.details = details
+        self.retry_after_seconds = retry_after_seconds  # the `Retry-After` header of a 429 or 503
         self.extra = extra  # additional body fields, e.g. install_url on a 409
         super().__init__(self.message)
+
+    def headers(self) -> dict[str, str]:
+        return {} if self.retry_after_seconds is None else {"Retry-After": str(self.retry_after_seconds)}
 
 
 class BadRequest(ServiceError):
@@ -105,6 +125,17 @@ class UnsupportedMediaType(ServiceError):
 class TooManyRequests(ServiceError):
     status = HTTPStatus.TOO_MANY_REQUESTS
     default_message = "Too many requests; try again later."
+
+
+class LimitReached(TooManyRequests):
+    """A per-user limit (svcconf.limits): the body names it (`limit`) and when it frees (`retry_after`, `frees_at`)."""
+
+    default_message = "A limit per user is reached; try again later."
+
+    def __init__(self, message: str, *, limit: str, retry_after: int, frees_at: str):
+        super().__init__(
+            message, retry_after_seconds=retry_after, limit=limit, retry_after=retry_after, frees_at=frees_at
+        )
 
 
 class ServiceUnavailable(ServiceError):

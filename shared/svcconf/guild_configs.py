@@ -12,13 +12,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from svcconf import caller_rights
 from svcconf.auth import BearerUser
+from svcconf.caller_rights import CallerView
 from svcconf.chat import UnknownGuild, get_chat_client
 from svcconf.chat_accounts import managed_guild
 from svcconf.config import LintWarning, ServerConfig
 from svcconf.config.answers import AnswerConfig
 from svcconf.deploy_engine.export import export_config
-from svcconf.deploy_engine.live import LiveGuild, read_live_guild
+from svcconf.deploy_engine.live import read_live_guild
 from svcconf.deploy_engine.native_template import template_config
 from svcconf.deploy_engine.plan import PlanItem, plan_deployment
 from svcconf.deployments.requests import BotNotInGuild, install_url
@@ -50,25 +52,30 @@ class ImportAnswer(BaseModel):
     source: TemplateSource = Field(description="The native template the configuration was read from.")
 
 
-def _managed_live_guild(user: BearerUser, guild_id: str) -> LiveGuild:
-    managed_guild(user, guild_id)
+def _managed_live_guild(user: BearerUser, guild_id: str) -> CallerView:
+    """The guild as the caller sees it (the channels they cannot view left out), when they manage it."""
+    chat_user_id, _ = managed_guild(user, guild_id)
+    client = get_chat_client()
     try:
-        return read_live_guild(get_chat_client(), guild_id)
+        live = read_live_guild(client, guild_id)
     except UnknownGuild as missing:
         raise BotNotInGuild(install_url=install_url(guild_id, None)) from missing
+    _, view = caller_rights.as_caller(client, live, chat_user_id)
+    return view
 
 
 def export_guild(user: BearerUser, guild_id: str) -> ExportAnswer:
-    """The live guild as a configuration that deploys back to it with no write."""
-    live = _managed_live_guild(user, guild_id)
-    exported = export_config(live, live.settings)
-    return ExportAnswer(status="exported", config=exported.config, warnings=exported.warnings)
+    """The live guild, as the caller sees it, as a configuration that deploys back to it with no write."""
+    view = _managed_live_guild(user, guild_id)
+    exported = export_config(view.live, view.live.settings)
+    warnings = [*exported.warnings, *view.hidden_warnings()]
+    return ExportAnswer(status="exported", config=exported.config, warnings=warnings)
 
 
 def starting_config(user: BearerUser, guild_id: str, current_config: dict[str, Any] | None) -> dict[str, Any] | None:
     """What a conversation about a live guild starts from: the caller's configuration, or the guild itself when
     there is none. Either way the caller must manage the guild (403) with the bot in it (409), before any AI turn."""
-    live = _managed_live_guild(user, guild_id)
+    live = _managed_live_guild(user, guild_id).live
     if current_config is not None:
         return current_config
     exported = export_config(live, live.settings)
@@ -81,7 +88,7 @@ def guild_plan(user: BearerUser, guild_id: str, config: ServerConfig | None) -> 
     if config is None:
         return None
     try:
-        return plan_deployment(_managed_live_guild(user, guild_id), config).items
+        return plan_deployment(_managed_live_guild(user, guild_id).live, config).items
     except BadRequest:
         return None
 

@@ -112,6 +112,18 @@ class Settings(BaseModel):
     ai_first_token_seconds: float = Field(1.8, ge=0, alias="SVC_AI_FIRST_TOKEN_SECONDS")
     ai_output_tokens_per_second: float = Field(63.0, gt=0, alias="SVC_AI_OUTPUT_TOKENS_PER_SECOND")
 
+    # Limits per user (`sub`), counted in the usage table across every instance (docs/07-operations.md, Limits)
+    usage_table: str = Field("svc-usage", alias="USAGE_TABLE_NAME")
+    ai_turns_per_minute: int = Field(10, ge=1, alias="SVC_AI_TURNS_PER_MINUTE")
+    ai_tokens_per_day: int = Field(1_000_000, ge=1, alias="SVC_AI_TOKENS_PER_DAY")
+    platform_reads_per_minute: int = Field(30, ge=1, alias="SVC_PLATFORM_READS_PER_MINUTE")
+    # What one turn may send the model (estimated before the call): the system prompt, the configuration, and
+    # the newest messages that fit.
+    ai_max_input_tokens: int = Field(60_000, ge=4_000, alias="SVC_AI_MAX_INPUT_TOKENS")
+    # Requests a second that users' requests may make the bot send, all instances together: half the platform's
+    # global 50, so the deploy workers keep their pace. 0: no share is kept (one instance, tests of the client).
+    chat_user_requests_per_second: int = Field(25, ge=0, alias="CHAT_USER_REQUESTS_PER_SECOND")
+
     # CORS for the web app
     cors_allow_origin: str = Field("*", alias="SVC_CORS_ALLOW_ORIGIN")
 

@@ -4,7 +4,6 @@ deterministic local model over loopback HTTP, through the same adapter as the re
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -46,12 +45,21 @@ def chat(service: LocalService, body: dict[str, Any]) -> requests.Response:
             return response
 
 
-def test_without_a_key_svc_ai_chat_answers_503(local_service: LocalService) -> None:
-    if os.environ.get("ANTHROPIC_API_KEY"):
-        pytest.skip("this shell sets ANTHROPIC_API_KEY, so make run has a provider")
-    response = chat(local_service, {"messages": [{"role": "user", "content": "A server for my study group"}]})
+@pytest.fixture(scope="module")
+def keyless_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
+    """`make run` with no AI provider at all, whatever the shell that runs the tests sets."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "SVC_AI_PROVIDER"):
+            patch.delenv(name, raising=False)
+        with running(tmp_path_factory.mktemp("keyless")) as (state, _started, log_path):
+            yield LocalService(state=state, first_answer_seconds=0.0, log_path=log_path)
+
+
+def test_without_a_key_svc_ai_chat_answers_503(keyless_service: LocalService) -> None:
+    response = chat(keyless_service, {"messages": [{"role": "user", "content": "A server for my study group"}]})
     assert response.status_code == 503
     assert response.json()["error"] == "Service Unavailable"
+    assert response.json()["message"] == "The AI assistant is not configured on this service."
 
 
 def test_the_local_model_serves_a_whole_conversation(local_ai_service: LocalService) -> None:

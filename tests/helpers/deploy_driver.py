@@ -54,9 +54,10 @@ def rollback(user: str, guild_id: str) -> dict[str, Any]:
     return _call("deployToChat", body, bearer(user))
 
 
-def snapshot(backup_id: str) -> dict[str, Any]:
-    """A backup's data, fetched as the bot fetches it."""
-    answer = _call("manageBackup", {"action": "get", "backup_id": backup_id}, {"x-bot-token": os.environ["BOT_TOKEN"]})
+def snapshot(backup_id: str, guild_id: str) -> dict[str, Any]:
+    """A deployment's snapshot, fetched as the bot fetches it (with its guild's id)."""
+    body = {"action": "get", "backup_id": backup_id, "guild_id": guild_id}
+    answer = _call("manageBackup", body, {"x-bot-token": os.environ["BOT_TOKEN"]})
     assert answer["status"] == 200, answer
     return answer["body"]["data"]["backup_data"]
 

@@ -11,6 +11,7 @@ from typing import Any
 import boto3
 
 from local.template import LOCAL_REGION
+from svcconf.settings import get_settings
 from tests.helpers.handlers import REDIRECT_URI, bearer
 
 ALICE = "1191000000000000101"
@@ -47,6 +48,16 @@ def deploy_body(guild_id: str, config: dict[str, Any], **extra: Any) -> dict[str
         "config": config,
         **extra,
     }
+
+
+def schedules() -> list[dict[str, Any]]:
+    """The one-time schedules that wake waiting deployments, as EventBridge Scheduler holds them."""
+    scheduler = boto3.client("scheduler", region_name=LOCAL_REGION)
+    group = get_settings().deploy_schedule_group
+    return [
+        scheduler.get_schedule(Name=summary["Name"], GroupName=group)
+        for summary in scheduler.list_schedules(GroupName=group)["Schedules"]
+    ]
 
 
 def sqs_record(message: dict[str, Any], queue_arn: str) -> dict[str, Any]:

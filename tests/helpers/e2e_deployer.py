@@ -63,11 +63,10 @@ class Deployer:
         return requests.get(f"{self.sandbox}/_sandbox/guilds/{BUILD_GUILD}", timeout=30).json()
 
     def backup(self, backup_id: str) -> dict[str, Any]:
-        """A backup's data, as the bot fetches it."""
+        """A deployment's snapshot, as the bot fetches it (with its guild's id)."""
         bot = {"x-bot-token": self.service.state["bot_token"]}
-        fetched = requests.post(
-            self.service.url("manageBackup"), json={"action": "get", "backup_id": backup_id}, headers=bot, timeout=60
-        )
+        body = {"action": "get", "backup_id": backup_id, "guild_id": BUILD_GUILD}
+        fetched = requests.post(self.service.url("manageBackup"), json=body, headers=bot, timeout=60)
         assert fetched.status_code == 200, fetched.text
         return fetched.json()["data"]["backup_data"]
 

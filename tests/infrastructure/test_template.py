@@ -358,3 +358,22 @@ def test_provisioning_creates_a_dead_letter_queue_before_the_queue_that_redrives
     assert redrive == {"deadLetterTargetArn": provisioned.attrs[("SafeDeadLetters", "Arn")], "maxReceiveCount": 5}
     assert attributes["Attributes"]["VisibilityTimeout"] == "360"
     assert provisioned.environment_for("JobWorker") == {}
+
+
+def _failed_assertions(tpl: Template, **parameters: str) -> list[str]:
+    """What CloudFormation's `Rules` would refuse for these parameter values: each failed assertion's description."""
+    resolver = IntrinsicResolver(tpl, parameter_overrides=parameters)
+    failed = []
+    for rule in (tpl.body.get("Rules") or {}).values():
+        if "RuleCondition" in rule and not resolver.resolve(rule["RuleCondition"]):
+            continue
+        failed += [a["AssertDescription"] for a in rule["Assertions"] if not resolver.resolve(a["Assert"])]
+    return failed
+
+
+def test_a_prod_stack_refuses_to_deploy_without_the_jwt_issuer_and_audience(tpl: Template) -> None:
+    failed = _failed_assertions(tpl, Stage="prod", JwtIssuer="", JwtAudience="")
+    assert [text.split(" ")[0] for text in failed] == ["JwtIssuer", "JwtAudience"]
+    assert _failed_assertions(tpl, Stage="prod", JwtIssuer="https://id.example", JwtAudience="") == [failed[1]]
+    assert _failed_assertions(tpl, Stage="prod", JwtIssuer="https://id.example", JwtAudience="svc") == []
+    assert _failed_assertions(tpl, Stage="dev", JwtIssuer="", JwtAudience="") == []

@@ -63,11 +63,12 @@ def test_a_conversation_about_a_live_guild_starts_from_it_and_plans_only_what_it
     kept_roles = {name for kind, name in actions["keep"] if kind == "role"} - {"@everyone"}  # v2 plans @everyone too
     assert kept_roles == {"Moderator", "Member"}
     assert ("channel", "Information / welcome") in actions["keep"]
-    if "changes" in body:  # svcAiChat's edits (branch ai-edits): the plan's objects are the ones its changes touched
-        planned = {item["field"] for item in body["plan"] if item["action"] != "keep"}
-        touched_paths = {change["path"] for change in body["changes"]}
-        assert all(any(path.startswith(field) for field in planned) for path in touched_paths)
-        assert all(any(path.startswith(field) for path in touched_paths) for field in planned)
+    # The plan's objects are exactly the ones the turn's changes touched
+    planned = {item["field"] for item in body["plan"] if item["action"] != "keep"}
+    touched_paths = {change["path"] for change in body["changes"]}
+    assert touched_paths
+    assert all(any(path.startswith(field) for field in planned) for path in touched_paths)
+    assert all(any(path.startswith(field) for path in touched_paths) for field in planned)
     assert writes(platform) == []  # a plan, not a deploy
 
 

@@ -283,7 +283,7 @@ def test_an_unreachable_provider_is_a_502(fake_provider, monkeypatch) -> None:
     get_settings.cache_clear()
     with pytest.raises(AiFailed) as raised:
         ask()
-    assert raised.value.status == 502
+    assert (raised.value.status, str(raised.value)) == (502, "The AI provider failed to answer.")
 
 
 # ---------------------------------------------------------------- the key
@@ -295,7 +295,7 @@ def test_without_a_key_the_provider_is_not_configured(monkeypatch) -> None:
     get_settings.cache_clear()
     with pytest.raises(AiNotConfigured) as raised:
         ask()
-    assert raised.value.status == 503
+    assert (raised.value.status, str(raised.value)) == (503, "The AI assistant is not configured on this service.")
     get_settings.cache_clear()
 
 

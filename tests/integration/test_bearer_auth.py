@@ -80,8 +80,8 @@ def test_valid_token_authenticates_its_subject(aws):
 
 
 def test_lowercase_scheme_is_accepted(aws):
-    status, _ = call("bearer " + issue_token(JWT_SECRET, "user-1"))
-    assert status == 200
+    status, body = call("bearer " + issue_token(JWT_SECRET, "user-1"))
+    assert (status, body) == (200, {"sub": "user-1", "admin": False})
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from svcconf.store.chat_cache import ChatCacheRepository, pack_ids, unpack_ids
 from tests.helpers.handlers import BOT_TOKEN, REDIRECT_URI, bearer, point_functions_at
 
 ALICE = "1191000000000000101"
-BOT_GUILDS = 450 + 4  # the crowd and the fixture's four guilds with the bot
+BOT_GUILDS = 450 + 5  # the crowd and the fixture's five guilds with the bot
 PAGES = BOT_GUILDS // 200 + 1
 CROWD_0, CROWD_1 = str(FIRST_GUILD_ID), str(FIRST_GUILD_ID + 1)
 QUIET = "1191000000000001003"  # the bot is not there

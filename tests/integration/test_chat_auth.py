@@ -104,8 +104,17 @@ def test_code_the_platform_refuses_is_400_naming_code(invoke, platform, code):
 
 def test_code_cannot_be_used_twice(invoke, platform):
     code = platform.mint_code(ALICE)
-    assert sign_in(invoke, code).status == 200
-    assert sign_in(invoke, code).status == 400
+    first, second = sign_in(invoke, code), sign_in(invoke, code)
+
+    assert first.status == 200
+    assert (first.body["chatUserId"], first.body["linked"]) == (ALICE, False)  # signed in, no web user to link
+    assert second.status == 400
+    assert second.body["details"] == [
+        {
+            "field": "code",
+            "message": "was refused by the chat platform (expired, already used, or issued for another redirect_uri)",
+        }
+    ]
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from svcconf.chat import (
     ChatRateLimited,
     ChatTimeout,
     ChatUnavailable,
+    InvalidUserToken,
 )
 from tests.helpers.chat_sandbox import (
     ALICE_CODE,
@@ -65,11 +66,11 @@ def test_calls_succeed_when_thirty_percent_of_requests_are_rate_limited(
 ):
     # Given the platform answers 429 (retry_after 0.05-0.2 s) to 30% of requests, seeded
     chat_state.configure(seed=20260718, rate_limit_probability=0.3)
-    # When 50 invite lookups and 20 guild lists are made
-    invites = [chat_client.get_invite("svcDemo") for _ in range(50)]
+    # When 50 guild reads and 20 guild lists are made (an invite's answer is kept a while: one request)
+    guilds = [chat_client.get_guild(DEMO_GUILD) for _ in range(50)]
     guild_lists = [chat_client.get_current_user_guilds(ALICE_TOKEN) for _ in range(20)]
     # Then every call succeeded
-    assert all(invite.code == "svcDemo" for invite in invites)
+    assert all(guild.id == DEMO_GUILD for guild in guilds)
     assert all(len(guilds) == 5 for guilds in guild_lists)
     # And the platform saw a bounded number of requests per success
     stats = chat_state.stats()
@@ -83,12 +84,12 @@ def test_calls_succeed_when_thirty_percent_of_requests_are_rate_limited(
 
 
 def test_client_waits_for_an_exhausted_bucket_instead_of_hitting_429(chat_client: ChatClient, chat_state: SandboxState):
-    # Given the invite route allows 3 requests per 0.4 s window
-    chat_state.configure(route_limits={"GET /invites/{code}": [3, 0.4]})
-    # When 7 invites are resolved back to back
+    # Given the guild route allows 3 requests per 0.4 s window
+    chat_state.configure(route_limits={"GET /guilds/{guild_id}": [3, 0.4]})
+    # When 7 guild reads are made back to back
     started = time.monotonic()
     for _ in range(7):
-        chat_client.get_invite("svcDemo")
+        chat_client.get_guild(DEMO_GUILD)
     elapsed = time.monotonic() - started
     # Then the client waited for two resets and the platform never had to answer 429
     assert [entry["status"] for entry in chat_state.request_log] == [200] * 7
@@ -154,6 +155,69 @@ def test_a_post_is_retried_after_503_but_not_after_500(chat_client: ChatClient, 
     with pytest.raises(ChatUnavailable):
         chat_client.create_role(DEMO_GUILD, {"name": "After 500"})
     assert [entry["status"] for entry in chat_state.requests("POST", "/guilds/{guild_id}/roles")] == [503, 200, 500]
+
+
+class Sleeps(list[float]):
+    """The client's sleep: sleeps for real (the sandbox keeps real time) and records each wait."""
+
+    def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+        time.sleep(seconds)
+
+
+def test_a_429_from_a_bucket_the_client_did_not_know_is_waited_out_once_then_retried(
+    chat_sandbox, chat_state: SandboxState
+):
+    # Given the guild route allows 1 request per 0.5 s and another client has just used it
+    chat_state.configure(route_limits={"GET /guilds/{guild_id}": [1, 0.5]})
+    new_chat_client(chat_settings_for(chat_sandbox.base_url)).get_guild(DEMO_GUILD)
+    sleeps = Sleeps()
+    client = new_chat_client(chat_settings_for(chat_sandbox.base_url), sleep=sleeps)
+    # When this client, which has not seen the bucket, reads the guild
+    guild = client.get_guild(DEMO_GUILD)
+    # Then the platform answered its first request 429, it waited the retry_after once, and the retry succeeded
+    assert guild.name == "Svc Demo Guild"
+    assert platform_requests(chat_state) == [
+        ("GET", "/guilds/{guild_id}", 200),
+        ("GET", "/guilds/{guild_id}", 429),
+        ("GET", "/guilds/{guild_id}", 200),
+    ]
+    [waited] = sleeps
+    assert 0 < waited <= 0.5
+
+
+def test_a_401_is_never_retried(chat_client: ChatClient, chat_state: SandboxState):
+    with pytest.raises(InvalidUserToken) as caught:
+        chat_client.get_current_user(BOB_EXPIRED_TOKEN)
+    assert str(caught.value) == "The chat-platform sign-in has expired; sign in with the chat platform again."
+    assert platform_requests(chat_state) == [("GET", "/users/@me", 401)]
+
+
+def test_5xx_backoffs_grow_with_equal_jitter_until_the_client_gives_up(chat_sandbox, chat_state: SandboxState):
+    # Given the platform answers 502 to every request
+    chat_state.configure(error_5xx_probability=1.0, error_5xx_statuses=[502])
+    sleeps = Sleeps()
+    client = new_chat_client(chat_settings_for(chat_sandbox.base_url), sleep=sleeps, backoff_base=0.02)
+    # When a guild is read, Then ChatUnavailable after 1 + 3 attempts
+    with pytest.raises(ChatUnavailable) as caught:
+        client.get_guild(DEMO_GUILD)
+    assert caught.value.platform_status == 502
+    assert platform_requests(chat_state) == [("GET", "/guilds/{guild_id}", 502)] * 4
+    # And the waits between them grew: each in [ceiling / 2, ceiling], ceilings 0.02, 0.04, 0.08
+    assert len(sleeps) == 3
+    for waited, ceiling in zip(sleeps, (0.02, 0.04, 0.08), strict=True):
+        assert ceiling / 2 <= waited <= ceiling
+
+
+def test_a_post_that_timed_out_is_not_sent_again(chat_sandbox, chat_state: SandboxState):
+    # Given the platform takes 0.6 s and the client waits 0.2 s: the role may well have been created
+    chat_state.configure(latency_seconds=0.6)
+    client = new_chat_client(chat_settings_for(chat_sandbox.base_url, CHAT_TIMEOUT_SECONDS=0.2))
+    # When a role is created, Then ChatTimeout after one request: a retry could create it twice
+    with pytest.raises(ChatTimeout):
+        client.create_role(DEMO_GUILD, {"name": "Timed Out"})
+    time.sleep(0.6)  # the sandbox finishes the request it was given
+    assert [entry["method"] for entry in chat_state.requests("POST", "/guilds/{guild_id}/roles")] == ["POST"]
 
 
 def test_slow_platform_is_chat_timeout(chat_sandbox, chat_state: SandboxState):

@@ -16,10 +16,12 @@ from tests.helpers.chat_sandbox import (
     BOT_ID,
     BUILD_GUILD,
     CAROL_ID,
+    DAVE_ID,
     DEMO_GUILD,
     LOCKED_GUILD,
     QUIET_GUILD,
     REDIRECT_URI,
+    RIGHTS_LAB,
 )
 
 
@@ -124,7 +126,7 @@ def test_users_lists_who_owns_or_manages_which_guild(control: str):
     body = answer.json()
     assert body["bot"] == {"id": BOT_ID, "username": "svc-sandbox-bot"}
     users = {user["username"]: user for user in body["users"]}
-    assert list(users) == ["alice", "bob", "carol"]
+    assert list(users) == ["alice", "bob", "carol", "dave"]
     assert users["alice"]["id"] == ALICE_ID
     manages = {name: {g["id"]: (g["owner"], g["bot_present"]) for g in user["manages"]} for name, user in users.items()}
     assert manages == {
@@ -133,11 +135,14 @@ def test_users_lists_who_owns_or_manages_which_guild(control: str):
             QUIET_GUILD: (False, False),  # ADMINISTRATOR through a role
             LOCKED_GUILD: (False, True),  # MANAGE_GUILD through a role
             BUILD_GUILD: (True, True),
+            RIGHTS_LAB: (False, True),  # ADMINISTRATOR through a role
         },
-        "bob": {DEMO_GUILD: (False, True), BOB_GUILD: (True, True)},  # the demo guild's Moderator has MANAGE_GUILD
-        "carol": {QUIET_GUILD: (True, False), LOCKED_GUILD: (True, True)},
+        # the demo guild's Moderator has MANAGE_GUILD, and the rights lab's Managers
+        "bob": {DEMO_GUILD: (False, True), BOB_GUILD: (True, True), RIGHTS_LAB: (False, True)},
+        "carol": {QUIET_GUILD: (True, False), LOCKED_GUILD: (True, True), RIGHTS_LAB: (True, True)},
+        "dave": {RIGHTS_LAB: (False, True)},  # MANAGE_GUILD under the lab's lowest role
     }
-    assert {user["id"] for user in body["users"]} == {ALICE_ID, BOB_ID, CAROL_ID}
+    assert {user["id"] for user in body["users"]} == {ALICE_ID, BOB_ID, CAROL_ID, DAVE_ID}
 
 
 def test_a_guild_view_shows_the_live_state(control: str, chat_client: ChatClient):

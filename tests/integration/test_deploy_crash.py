@@ -152,7 +152,7 @@ def test_a_worker_killed_halfway_resumes_without_doing_anything_twice_and_its_ro
     assert len(record["journal_created"]) == 21
 
     # A rollback of that deploy returns the guild to its snapshot exactly.
-    snapshot = finished(driver(world, "snapshot", record["backup_id"]))
+    snapshot = finished(driver(world, "snapshot", record["backup_id"], DEMO))
     queued = finished(driver(world, "rollback", USER, DEMO))
     assert queued["status"] == 202, queued
 

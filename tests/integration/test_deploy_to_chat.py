@@ -324,8 +324,9 @@ def test_rollback_without_a_finished_deployment_is_404(invoke, linked, aws):
         "deployToChat", {"action": "rollback", "project_id": "proj-1", "guild_id": DEMO}, headers=bearer(USER)
     )
 
-    assert nothing.status == 404
-    assert still_queued.status == 404
+    for answer in (nothing, still_queued):
+        assert answer.status == 404
+        assert (answer.body["error"], answer.body["code"]) == ("Not Found", 404)
 
 
 def test_without_a_bearer_token_nothing_about_the_body_is_told(invoke, platform):

@@ -6,13 +6,11 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-import boto3
 import pytest
 
-from local.template import LOCAL_REGION
 from svcconf.settings import get_settings
 from svcconf.store.quota import QuotaRepository
-from tests.helpers.deploy_worker import DEMO, USER, DeployQueue, deploy_body, link
+from tests.helpers.deploy_worker import DEMO, USER, DeployQueue, deploy_body, link, schedules
 from tests.helpers.handlers import bearer
 
 ROLE_CREATE = "/guilds/{guild_id}/roles"
@@ -37,15 +35,6 @@ def info(invoke) -> dict:
 
 def crew(platform) -> list[str]:
     return sorted(role["name"] for role in platform.guild(DEMO)["roles"].values() if role["name"].startswith("Crew"))
-
-
-def schedules() -> list[dict]:
-    scheduler = boto3.client("scheduler", region_name=LOCAL_REGION)
-    group = get_settings().deploy_schedule_group
-    return [
-        scheduler.get_schedule(Name=summary["Name"], GroupName=group)
-        for summary in scheduler.list_schedules(GroupName=group)["Schedules"]
-    ]
 
 
 def after_first_429(platform) -> list[dict]:

@@ -15,7 +15,7 @@ from tests.helpers.handlers import CDN, bearer
 
 ALICE = "1191000000000000101"
 BOB = "1191000000000000102"
-DEMO, WORKSHOP, QUIET, LOCKED, BUILD = (f"119100000000000100{n}" for n in range(1, 6))
+DEMO, WORKSHOP, QUIET, LOCKED, BUILD, RIGHTS_LAB = (f"119100000000000100{n}" for n in range(1, 7))
 
 
 def link_alice(invoke, platform, user: str = "web-user-1") -> dict:
@@ -54,7 +54,7 @@ def test_linked_user_sees_their_servers_with_manage_rights_and_bot_presence(invo
     response = guilds(invoke)
     assert response.status == 200
     by_id = {guild["id"]: guild for guild in response.body["guilds"]}
-    assert set(by_id) == {DEMO, WORKSHOP, QUIET, LOCKED, BUILD}
+    assert set(by_id) == {DEMO, WORKSHOP, QUIET, LOCKED, BUILD, RIGHTS_LAB}
     assert by_id[DEMO] == {
         "id": DEMO,
         "name": "Svc Demo Guild",
@@ -134,4 +134,4 @@ def test_platform_rate_limiting_30_percent_of_requests_still_answers(invoke, pla
     link_alice(invoke, platform)
     platform.configure(rate_limit_probability=0.3, seed=5, fault_retry_after=[0.01, 0.05])
     answers = [guilds(invoke) for _ in range(10)]
-    assert all(answer.status == 200 and len(answer.body["guilds"]) == 5 for answer in answers)
+    assert all(answer.status == 200 and len(answer.body["guilds"]) == 6 for answer in answers)

@@ -97,6 +97,17 @@ def test_code_bound_to_a_user_refuses_another_user_without_consuming_it(invoke):
     assert owner.body["configuration"] == CONFIG
 
 
+def test_an_empty_user_id_is_refused_naming_the_field_and_the_bound_code_stays_unread(invoke):
+    # Given a code bound to a chat user, When asked for with `user_id: ""` (no one), Then 400 on user_id, not the
+    # configuration: an empty id must not pass for "no user given"
+    minted = codes.mint_code("proj-1", "Study Hall", CONFIG, chat_user_id="111111111111111111")
+    refused = invoke("getConfigByCode", {"code": minted.code, "user_id": "", "consume": True})
+    assert refused.status == 400
+    assert [detail["field"] for detail in refused.body["details"]] == ["user_id"]
+    assert "configuration" not in refused.body
+    assert "consumed_at" not in stored_item(minted.code)
+
+
 @pytest.mark.parametrize(
     "code",
     ["svc-abcd-1234", "SVC-ABCD-123", "SVC-ABCD-12345", "SVC-ABCD_1234", " SVC-ABCD-1234", "SVC-ABCD-1234\n", 1234],

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from local.chat_sandbox import payloads
 from local.chat_sandbox.routes.templates import templates as sandbox_templates
 from svcconf.config import ServerConfig, to_bitfield
 from tests.helpers.deploy_worker import ALICE, DEMO, QUIET, USER, DeployQueue, deploy_body, link, without_ids, writes
@@ -17,20 +16,7 @@ from tests.helpers.handlers import bearer
 BUILD_LAB = "1191000000000001005"  # an empty guild of alice's, with COMMUNITY and NEWS
 MODERATOR = "1191000000000002012"
 LOUNGE, WELCOME = "1191000000000003015", "1191000000000003012"
-# The sandbox serves guild settings and forum fields once the v2 deploy is merged (branch config-v2); before it,
-# its answers hold none, so only what version 1 expresses can travel.
-SERVES_V2 = hasattr(payloads, "settings_json")
 KINDS = ("role", "category", "channel", "overwrite")
-V2_CHANNEL_FIELDS = (
-    "bitrate",
-    "video_quality",
-    "tags",
-    "default_reaction",
-    "default_thread_slowmode_seconds",
-    "default_sort",
-    "default_layout",
-    "require_tag",
-)
 
 
 @pytest.fixture
@@ -85,20 +71,8 @@ def build_by_hand(platform) -> None:
 
 
 def expressed(config: dict[str, Any]) -> dict[str, Any]:
-    """What a configuration expresses of a guild, as the sandbox can hold it now (version 1 only, before the v2
-    deploy)."""
-    config = without_ids(ServerConfig.model_validate(config).model_dump(mode="json"))
-    if SERVES_V2:
-        return config
-    config.pop("settings")
-    config.pop("everyone_permissions")
-    for role in config["roles"]:
-        role.pop("emoji")
-    channels = [*config["channels"], *(c for category in config["categories"] for c in category["channels"])]
-    for channel in channels:
-        for field in V2_CHANNEL_FIELDS:
-            channel.pop(field)
-    return config
+    """What a configuration expresses of a guild: all of it, ids aside."""
+    return without_ids(ServerConfig.model_validate(config).model_dump(mode="json"))
 
 
 def deploy_and_drain(invoke, aws, guild_id: str, config: dict[str, Any]) -> dict[str, Any]:
@@ -131,12 +105,11 @@ def test_export_reads_a_hand_built_guild_and_deploying_it_back_sends_no_write(in
     ]
     forum = next(channel for channel in config["channels"] if channel["name"] == "help")
     assert forum["type"] == "forum"
-    if SERVES_V2:
-        assert [tag["name"] for tag in forum["tags"]] == ["Bug", "Solved"]
-        assert (forum["default_reaction"], forum["require_tag"], forum["default_layout"]) == ("👍", True, "gallery")
-        assert config["settings"]["afk_channel"] == "Lounge"
-        assert config["settings"]["system_channel"] == "welcome"
-        assert config["settings"]["verification_level"] == "medium"
+    assert [tag["name"] for tag in forum["tags"]] == ["Bug", "Solved"]
+    assert (forum["default_reaction"], forum["require_tag"], forum["default_layout"]) == ("👍", True, "gallery")
+    assert config["settings"]["afk_channel"] == "Lounge"
+    assert config["settings"]["system_channel"] == "welcome"
+    assert config["settings"]["verification_level"] == "medium"
     linked.clear_log()
 
     deploy_and_drain(invoke, aws, DEMO, config)
@@ -201,8 +174,8 @@ def test_each_sandbox_template_imports_deploys_and_reads_back_as_imported(invoke
     deploy_and_drain(invoke, aws, BUILD_LAB, body["config"])
 
     read_back = expressed(call(invoke, {"action": "export", "guild_id": BUILD_LAB}).body["config"])
-    if SERVES_V2 and snapshot["description"] is None:
-        read_back["settings"]["description"] = None  # a setting the template leaves out stays as the guild has it
+    assert snapshot["description"] is None  # the sandbox's templates leave it out: it stays as the guild has it
+    read_back["settings"]["description"] = None
     assert read_back == expressed(body["config"])
 
 
@@ -235,3 +208,11 @@ def test_an_unknown_template_is_404(invoke, linked):
 
     assert response.status == 404, response.body
     assert "template" in response.body["message"].lower()
+
+
+def test_a_template_answer_the_service_cannot_read_is_a_502_with_the_error_body_never_a_500(invoke, linked):
+    response = call(invoke, {"action": "import", "template": "discord.new/svcOldGuard"})
+
+    assert response.status == 502, response.body
+    assert (response.body["error"], response.body["code"]) == ("Error", 502)  # the contract's phrase for a 502
+    assert "serialized_source_guild.channels.2.permission_overwrites.0.type" in response.body["message"]

@@ -9,7 +9,10 @@ import random
 import boto3
 import pytest
 
+from svcconf.clock import utc_now
+from svcconf.deploy_engine.rollback import GuildSnapshot
 from svcconf.settings import get_settings
+from tests.helpers.live_guilds import GUILD_ID, GuildBuilder
 
 GUILD = "1187392640113156136"
 OTHER_GUILD = "1187392640113156137"
@@ -200,6 +203,23 @@ def test_get_with_another_guild_id_is_not_found(invoke):
     assert invoke("manageBackup", {"action": "get", "backup_id": backup_id, "guild_id": GUILD}).status == 200
     response = invoke("manageBackup", {"action": "get", "backup_id": backup_id, "guild_id": OTHER_GUILD})
     assert response.status == 404
+
+
+def test_a_deployments_snapshot_is_fetched_only_with_its_guild_id(invoke):
+    # Given the snapshot a deploy stores before its first write (the worker's own form)
+    live = GuildBuilder()
+    live.channel("general")
+    snapshot = GuildSnapshot.of(live.build(), utc_now()).backup_data("dp_1")
+    backup_id = create(invoke, snapshot, guild_id=GUILD_ID).body["data"]["backup_id"]
+    # When fetched by its id alone, Then 400 names guild_id and no data is answered
+    refused = invoke("manageBackup", {"action": "get", "backup_id": backup_id})
+    assert refused.status == 400
+    assert [detail["field"] for detail in refused.body["details"]] == ["guild_id"]
+    assert "data" not in refused.body
+    # With its guild, it comes back exactly; with another, it does not exist
+    fetched = invoke("manageBackup", {"action": "get", "backup_id": backup_id, "guild_id": GUILD_ID})
+    assert fetched.body["data"]["backup_data"] == snapshot
+    assert invoke("manageBackup", {"action": "get", "backup_id": backup_id, "guild_id": OTHER_GUILD}).status == 404
 
 
 @pytest.mark.parametrize(

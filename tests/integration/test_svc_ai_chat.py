@@ -35,6 +35,7 @@ def test_a_questionnaire_alone_gets_a_first_configuration(invoke, chat) -> None:
     body = response.body
     assert set(body) == {
         *("reply", "config", "quick_replies", "suggested_templates", "is_complete", "changes", "warnings", "plan"),
+        "history_trimmed",
     }
     assert body["config"]["name"] == "Study Buddies"
     assert_valid_or_none(body["config"])
@@ -175,7 +176,11 @@ def test_a_hundred_messages_near_the_body_limit_answer_in_time_from_a_20_second_
     assert 20 <= elapsed < TIMEOUT_SECONDS - 1
     [request] = chat.requests
     texts = [block["text"] for message in request.body["messages"] for block in message["content"]]
-    assert len(texts) == 101  # the 100 messages (the last two users' turns merged into one) and the context
+    # The style's notes and the configuration alone fill the input budget: the newest message goes with them, the
+    # 99 older ones are left out (docs/06-ai.md, Input budget).
+    assert texts[0] == "Add a role named VIP"
+    assert len(texts) == 2
+    assert response.body["history_trimmed"] == 99
 
 
 # ---------------------------------------------------------------- files

@@ -50,16 +50,20 @@ BAD_CONFIGS: list[Any] = [
     {"name": "A", "channels": [{"name": ""}]},
     {"roles": []},
 ]
-BAD_ENVELOPES = [
+# Answers with no readable reply (not JSON, not an object, a reply that is not a string) ...
+UNREADABLE_ENVELOPES = [
     "not json at all",
     "",
-    '{"reply": "hi"}',
     "[]",
     "null",
     '{"reply": 5, "config": null, "quick_replies": [], "is_complete": false}',
-    '{"reply": "ok", "config": {"name": "A"',
-    '{"reply": "ok", "config": null, "quick_replies": "Yes", "is_complete": false}',
-    '{"reply": "ok", "config": null, "quick_replies": [], "is_complete": "maybe"}',
+]
+# ... and answers whose reply reads, whatever else is wrong with them: the reply the model gave.
+READABLE_ENVELOPES = [
+    ('{"reply": "hi"}', "hi"),
+    ('{"reply": "ok", "config": {"name": "A"', "ok"),
+    ('{"reply": "ok", "config": null, "quick_replies": "Yes", "is_complete": false}', "ok"),
+    ('{"reply": "ok", "config": null, "quick_replies": [], "is_complete": "maybe"}', "ok"),
 ]
 GENERAL = {"name": "general"}
 MODS = {"kind": "role", "name": "Mods"}
@@ -99,41 +103,68 @@ BAD_EDITS: list[Any] = [
     "Mods",
     [{"op": "update", "kind": "overwrite", "name": "Mods", "cat": "Staff", "set": {"allow": ["NOPE"]}}],
 ]
-MALFORMED = [json.dumps(turn("Here it is.", edits=edits)) for edits in BAD_EDITS] + BAD_ENVELOPES
-MALFORMED_BUILDS = [json.dumps(turn("Here it is.", config)) for config in BAD_CONFIGS] + BAD_ENVELOPES
+# Malformed answers whose reply reads, with that reply: the service adds why nothing was applied.
+MALFORMED_EDITS = [(json.dumps(turn("Here it is.", edits=edits)), "Here it is.") for edits in BAD_EDITS]
+MALFORMED_BUILDS = [(json.dumps(turn("Here it is.", config)), "Here it is.") for config in BAD_CONFIGS]
+SHAPELESS = {"error": "Error", "message": "The AI's answer did not have the requested shape.", "code": 502}
 
 
 def test_there_are_thirty_malformed_answers_of_each_kind() -> None:
-    assert len(MALFORMED) >= 30
-    assert len(MALFORMED_BUILDS) >= 30
+    assert len(MALFORMED_EDITS + READABLE_ENVELOPES + UNREADABLE_ENVELOPES) >= 30
+    assert len(MALFORMED_BUILDS + READABLE_ENVELOPES + UNREADABLE_ENVELOPES) >= 30
 
 
-@pytest.mark.parametrize("bad", MALFORMED, ids=range(len(MALFORMED)))
-def test_malformed_edits_twice_never_return_an_invalid_configuration(invoke, chat, bad) -> None:
+@pytest.mark.parametrize(("bad", "reply"), MALFORMED_EDITS + READABLE_ENVELOPES, ids=range(30))
+def test_malformed_edits_twice_keep_the_configuration_and_give_the_models_reply_with_why(
+    invoke, chat, bad, reply
+) -> None:
     chat.script(Step(text=bad), Step(text=bad))  # the answer and its repair round are both unusable
 
     response = ask(invoke, {"messages": [user("Build it")], "currentConfig": CURRENT})
 
     assert response.status == 200
-    body = response.body
-    assert body["config"] == CURRENT_NORMALISED  # the previous configuration, never the invalid one
-    assert body["reply"].endswith(KEPT_REPLY) or body["reply"] == UNUSABLE_REPLY
-    assert body["is_complete"] is False
+    assert response.body["config"] == CURRENT_NORMALISED  # the previous configuration, never the invalid one
+    assert response.body["reply"] == f"{reply} {KEPT_REPLY}"
+    assert response.body["is_complete"] is False
     assert len(chat.requests) == 2  # one repair round, no more
 
 
-@pytest.mark.parametrize("bad", MALFORMED_BUILDS, ids=range(len(MALFORMED_BUILDS)))
-def test_a_malformed_first_build_twice_returns_none_or_502(invoke, chat, bad) -> None:
+@pytest.mark.parametrize("bad", UNREADABLE_ENVELOPES, ids=range(5))
+def test_unreadable_answers_twice_keep_the_configuration_and_say_none_could_be_made(invoke, chat, bad) -> None:
+    chat.script(Step(text=bad), Step(text=bad))
+
+    response = ask(invoke, {"messages": [user("Build it")], "currentConfig": CURRENT})
+
+    assert response.status == 200
+    assert response.body["config"] == CURRENT_NORMALISED
+    assert response.body["reply"] == UNUSABLE_REPLY
+    assert response.body["is_complete"] is False
+    assert len(chat.requests) == 2
+
+
+@pytest.mark.parametrize(("bad", "reply"), MALFORMED_BUILDS + READABLE_ENVELOPES, ids=range(25))
+def test_a_malformed_first_build_twice_returns_no_configuration_and_the_models_reply_with_why(
+    invoke, chat, bad, reply
+) -> None:
     chat.script(Step(text=bad), Step(text=bad))
 
     response = ask(invoke, {"messages": [user("Build it")]})
 
-    if response.status == 200:
-        assert response.body["config"] is None
-        assert response.body["reply"].endswith(NOT_BUILT_REPLY)
-    else:
-        assert response.status == 502
-        assert response.body["error"] == "Error"
+    assert response.status == 200
+    assert response.body["config"] is None
+    assert response.body["reply"] == f"{reply} {NOT_BUILT_REPLY}"
+    assert len(chat.requests) == 2
+
+
+@pytest.mark.parametrize("bad", UNREADABLE_ENVELOPES, ids=range(5))
+def test_an_unreadable_first_build_twice_is_a_502_saying_the_answer_had_no_shape(invoke, chat, bad) -> None:
+    chat.script(Step(text=bad), Step(text=bad))
+
+    response = ask(invoke, {"messages": [user("Build it")]})
+
+    assert response.status == 502
+    assert {key: response.body[key] for key in SHAPELESS} == SHAPELESS
+    assert len(chat.requests) == 2
 
 
 @pytest.mark.parametrize("bad", BAD_EDITS[:8], ids=range(8))

@@ -40,15 +40,22 @@ def test_max_tokens_follows_the_configured_pace_and_caps(monkeypatch) -> None:
     assert turn_max_tokens(reserve_tokens=0, seconds_left=1) == 256  # never below a usable answer
 
 
-def test_a_cut_off_answer_gives_its_reply_and_its_complete_edits() -> None:
-    edits = [{"op": "add", "kind": "channel", "name": f"room-{n}", "cat": "Area 1"} for n in range(5)]
-    text = json.dumps({"reply": "Adding rooms.", "edits": edits})
+CUT_OFF_EDITS = [{"op": "add", "kind": "channel", "name": f"room-{n}", "cat": "Area 1"} for n in range(5)]
+CUT_OFF_TEXT = json.dumps({"reply": "Adding rooms.", "edits": CUT_OFF_EDITS})
+REPLY_ENDS = CUT_OFF_TEXT.index('"Adding rooms."') + len('"Adding rooms."')  # just past its closing quote
 
-    for cut in range(len(text)):
-        reply, salvaged = salvage(text[:cut])
-        whole = min(5, text[:cut].count("}"))  # every complete edit closes with a brace
+
+def test_an_answer_cut_off_before_its_reply_closes_gives_no_reply_and_no_edits() -> None:
+    for cut in range(REPLY_ENDS):
+        assert salvage(CUT_OFF_TEXT[:cut]) == (None, [])
+
+
+def test_an_answer_cut_off_after_its_reply_gives_the_reply_and_its_complete_edits() -> None:
+    for cut in range(REPLY_ENDS, len(CUT_OFF_TEXT)):
+        reply, salvaged = salvage(CUT_OFF_TEXT[:cut])
+        whole = min(5, CUT_OFF_TEXT[:cut].count("}"))  # every complete edit closes with a brace
+        assert reply == "Adding rooms."
         assert [e.name for e in salvaged] == [f"room-{n}" for n in range(whole)]
-        assert reply in (None, "Adding rooms.")
 
 
 def test_salvage_stops_at_an_edit_that_does_not_parse() -> None:

@@ -58,8 +58,27 @@ def test_every_answer_documents_the_request_id_header_and_errors_use_the_error_b
         for status, response in operation["responses"].items():
             assert "x-request-id" in response["headers"], (name, status)
             if status.startswith(("4", "5")):
-                assert response["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ErrorBody"}
+                body = "LimitBody" if (name, status) in LIMITED_429S else "ErrorBody"
+                assert response["content"]["application/json"]["schema"] == {"$ref": f"#/components/schemas/{body}"}
         assert {"405", "413", "415"} <= set(operation["responses"]), name
+
+
+# The operations that count against the limits per user (docs/07-operations.md, Limits)
+LIMITED = ("validateChatInvite", "svcAiChat", "deployToChat")
+LIMITED_429S = {(name, "429") for name in LIMITED}
+
+
+def test_the_limited_operations_document_their_429_and_503_with_retry_after_and_the_others_do_not() -> None:
+    for name, operation in OPERATIONS.items():
+        for status in ("429", "503"):
+            headers = operation["responses"].get(status, {}).get("headers", {})
+            assert ("Retry-After" in headers) == (name in LIMITED), (name, status)
+    for name in LIMITED:
+        too_many = OPERATIONS[name]["responses"]["429"]
+        assert "limit per user" in too_many["description"]
+        assert too_many["headers"]["Retry-After"]["schema"] == {"type": "integer", "minimum": 1}
+    limit_body = DOCUMENT["components"]["schemas"]["LimitBody"]["properties"]
+    assert {"limit", "retry_after", "frees_at"} <= set(limit_body)
 
 
 def test_the_bot_operations_document_503_and_chat_auth_its_401() -> None:

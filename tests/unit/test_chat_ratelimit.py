@@ -1,16 +1,11 @@
-"""The chat platform's rate limits: the bucket state machine, and the client's retry rules, on a fake clock."""
+"""The chat platform's rate limits: the bucket state machine on a fake clock (the client's retries against the
+sandbox over HTTP: tests/integration/test_chat_client_transport.py)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-import requests
-from requests.structures import CaseInsensitiveDict
 
-from svcconf.chat import ChatBlocked, ChatClient, ChatRateLimited, ChatUnavailable, InvalidUserToken
 from svcconf.chat.ratelimit import RateLimitBlocked, RateLimiter, RateLimitWaitTooLong, RouteKey
-from svcconf.settings import Settings
 
 GUILD_A = "1191000000000001001"
 GUILD_B = "1191000000000001002"
@@ -199,123 +194,6 @@ def test_proactive_global_limit_spreads_requests_over_a_second(clock: FakeClock)
         limiter.acquire(INVITE, deadline=clock.now + 5)
     # Then the fourth waited for the first to leave the one-second window
     assert clock.sleeps == [1.0]
-
-
-# -- the client's retry rules, with a scripted transport ---------------------------------------
-
-
-def response(status: int, body: object = None, headers: dict[str, str] | None = None) -> requests.Response:
-    answer = requests.Response()
-    answer.status_code = status
-    answer._content = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
-    answer.headers = CaseInsensitiveDict({"Content-Type": "application/json", **(headers or {})})
-    return answer
-
-
-class ScriptedSession:
-    """Stands in for requests.Session: answers from a script and records what was sent."""
-
-    def __init__(self, *answers: requests.Response | Exception):
-        self.answers = list(answers)
-        self.sent: list[dict[str, object]] = []
-
-    def request(self, method: str, url: str, **kwargs: object) -> requests.Response:
-        self.sent.append({"method": method, "url": url, **kwargs})
-        answer = self.answers.pop(0)
-        if isinstance(answer, Exception):
-            raise answer
-        return answer
-
-
-def scripted_client(clock: FakeClock, session: ScriptedSession, max_wait: float = 5.0) -> ChatClient:
-    settings = Settings.model_validate(
-        {
-            "CHAT_API_BASE_URL": "https://chat.invalid/api/v10",
-            "CHAT_MAX_WAIT_SECONDS": max_wait,
-            "SVC_BOT_TOKEN": "unit-bot-token",
-        }
-    )
-    limiter = RateLimiter(clock=clock, sleep=clock.sleep, global_per_second=None)
-    return ChatClient(settings, session=session, limiter=limiter, clock=clock, sleep=clock.sleep, backoff_base=0.1)
-
-
-GUILD_BODY = {"id": GUILD_A, "name": "Svc Demo Guild", "owner_id": "1191000000000000101", "roles": []}
-
-
-def test_client_retries_a_429_after_its_retry_after(clock: FakeClock):
-    # Given the platform answers one 429 (0.3 s) and then the guild
-    session = ScriptedSession(
-        response(429, {"retry_after": 0.3, "global": False}, bucket_headers("b", 0, 0.3) | {"Retry-After": "1"}),
-        response(200, GUILD_BODY, bucket_headers("b", 4, 1.0)),
-    )
-    client = scripted_client(clock, session)
-    # When the guild is read
-    guild = client.get_guild(GUILD_A)
-    # Then it came back after one wait of 0.3 s and two requests
-    assert guild.name == "Svc Demo Guild"
-    assert len(session.sent) == 2
-    assert clock.sleeps == [0.3]
-
-
-def test_client_does_not_retry_a_429_without_rate_limit_headers(clock: FakeClock):
-    # Given an edge ban: 429 with an HTML body and no rate-limit header
-    session = ScriptedSession(response(429, b"error code: 1015", {"Content-Type": "text/html"}))
-    client = scripted_client(clock, session)
-    # When a call is made, Then it fails with ChatBlocked after one request and no sleep
-    with pytest.raises(ChatBlocked) as caught:
-        client.get_guild(GUILD_A)
-    assert len(session.sent) == 1
-    assert clock.sleeps == []
-    assert caught.value.status == 502
-
-
-def test_client_gives_up_when_the_wait_would_pass_its_cap(clock: FakeClock):
-    # Given a 429 asking for 60 s while a call may wait 5 s in all
-    session = ScriptedSession(
-        response(429, {"retry_after": 60.0, "global": False}, bucket_headers("b", 0, 60) | {"Retry-After": "60"})
-    )
-    client = scripted_client(clock, session, max_wait=5.0)
-    # When the guild is read, Then ChatRateLimited (502) comes at once, with the wait the platform asked
-    with pytest.raises(ChatRateLimited) as caught:
-        client.get_guild(GUILD_A)
-    assert caught.value.retry_after == pytest.approx(60.0)
-    assert caught.value.status == 502
-    assert len(session.sent) == 1
-    assert clock.sleeps == []
-
-
-def test_client_never_retries_a_401(clock: FakeClock):
-    session = ScriptedSession(response(401, {"message": "401: Unauthorized", "code": 0}))
-    client = scripted_client(clock, session)
-    with pytest.raises(InvalidUserToken):
-        client.get_current_user("expired-user-token")
-    assert len(session.sent) == 1
-
-
-def test_client_backs_off_exponentially_on_5xx_then_gives_up(clock: FakeClock):
-    # Given the platform answers 502 four times
-    session = ScriptedSession(*(response(502, {"message": "502: Bad Gateway", "code": 0}) for _ in range(4)))
-    client = scripted_client(clock, session, max_wait=30.0)
-    # When a guild is read, Then ChatUnavailable after 1 + 3 retries
-    with pytest.raises(ChatUnavailable) as caught:
-        client.get_guild(GUILD_A)
-    assert caught.value.platform_status == 502
-    assert len(session.sent) == 4
-    # And the backoffs grew (equal jitter: each in [ceiling/2, ceiling], ceilings 0.1, 0.2, 0.4)
-    assert len(clock.sleeps) == 3
-    for sleep, ceiling in zip(clock.sleeps, (0.1, 0.2, 0.4), strict=True):
-        assert ceiling / 2 <= sleep <= ceiling
-
-
-def test_client_does_not_retry_a_post_after_a_read_timeout(clock: FakeClock):
-    # Given the platform times out on a role creation (it may have created the role)
-    session = ScriptedSession(requests.ReadTimeout("read timed out"))
-    client = scripted_client(clock, session)
-    # Then the client does not send it again
-    with pytest.raises(ChatUnavailable) as caught:
-        client.create_role(GUILD_A, {"name": "Mods"})
-    assert type(caught.value).__name__ == "ChatTimeout"
-    assert len(session.sent) == 1
 
 
 # -- what a long reset leaves behind --------------------------------------------------------------

@@ -1,9 +1,18 @@
-"""The platform's permission order (svcconf.config.access): each rule with a case it decides."""
+"""The platform's permission order (svcconf.config.access): each rule with a case it decides, then whole servers
+read from a configuration and from a live guild."""
 
 from __future__ import annotations
 
-from svcconf.config import ALL_PERMISSIONS, to_bitfield
-from svcconf.config.access import OverwriteBits, channel_permissions, guild_permissions
+from svcconf.config import ALL_PERMISSIONS, ServerConfig, to_bitfield
+from svcconf.config.access import (
+    OverwriteBits,
+    access_differences,
+    channel_permissions,
+    config_access,
+    guild_permissions,
+)
+from svcconf.deploy_engine.live import guild_access
+from tests.helpers.live_guilds import GUILD_ID, GuildBuilder, overwrite
 
 
 def bits(*names: str) -> int:
@@ -58,3 +67,76 @@ def test_in_a_voice_channel_without_connect_the_voice_permissions_are_lost():
     assert channel_permissions(VIEW | SEND | speak, voice=True) == VIEW | SEND
     assert channel_permissions(VIEW | SEND | speak | connect, voice=True) == VIEW | SEND | speak | connect
     assert channel_permissions(VIEW | SEND | speak) == VIEW | SEND | speak  # a text channel keeps it
+
+
+# --- A whole server: per place and per role ------------------------------------------------------------------
+
+
+def server(**channel: object) -> ServerConfig:
+    return ServerConfig.model_validate(
+        {
+            "name": "Guild",
+            "everyone_permissions": ["VIEW_CHANNEL", "SEND_MESSAGES"],
+            "roles": [{"name": "Moderator"}, {"name": "Muted"}],
+            "categories": [
+                {
+                    "name": "Staff",
+                    "overwrites": [
+                        {"role": "@everyone", "deny": ["VIEW_CHANNEL"]},
+                        {"role": "Moderator", "allow": ["VIEW_CHANNEL"]},
+                        {"role": "Muted", "deny": ["SEND_MESSAGES"]},
+                    ],
+                    "channels": [{"name": "Mod Log", **channel}],
+                }
+            ],
+        }
+    )
+
+
+MOD_LOG = "text 'mod-log' in category 'Staff'"
+
+
+def test_a_channel_takes_its_categorys_overwrites_role_by_role():
+    access = config_access(server())
+
+    assert access[MOD_LOG, "@everyone"] == 0
+    assert access[MOD_LOG, "Moderator"] == VIEW | SEND
+    assert access["category 'Staff'", "Moderator"] == VIEW | SEND
+
+
+def test_a_neutral_overwrite_on_the_channel_drops_the_categorys_for_that_role_only():
+    access = config_access(server(overwrites=[{"role": "Moderator"}]))
+
+    assert access[MOD_LOG, "Moderator"] == 0
+    assert access[MOD_LOG, "Muted"] == 0  # still denied by the category's @everyone overwrite
+
+
+def test_a_role_with_administrator_does_everything_in_every_place():
+    config = server()
+    config.roles[1].permissions = ["ADMINISTRATOR"]
+
+    assert config_access(config)[MOD_LOG, "Muted"] == ALL_PERMISSIONS
+
+
+def test_differences_name_the_place_the_role_and_each_permission_gained_or_lost():
+    expected = config_access(server())
+    actual = config_access(server(overwrites=[{"role": "Moderator", "allow": ["EMBED_LINKS"]}]))
+
+    assert access_differences(expected, expected) == []
+    assert access_differences(expected, actual) == [f"{MOD_LOG}, Moderator: loses VIEW_CHANNEL, SEND_MESSAGES"]
+    assert access_differences({("a", "b"): 0}, {}) == ["a, b: expected only"]
+
+
+def test_a_live_guild_is_read_by_role_name_without_managed_roles_or_member_overwrites():
+    guild = GuildBuilder()
+    moderator = guild.role("Moderator")
+    guild.role("Moderator", "ADMINISTRATOR", position=1)  # lower: the export keeps the higher one
+    private = [overwrite(GUILD_ID, deny=("VIEW_CHANNEL",)), overwrite(moderator, allow=("VIEW_CHANNEL",))]
+    member = {"id": "1191000000000000101", "type": 1, "allow": str(VIEW), "deny": "0"}
+    guild.channel("mod-log", parent=guild.category("Staff"), overwrites=[*private, member])
+
+    access = guild_access(guild.build())
+
+    assert {holder for _, holder in access} == {"@everyone", "Moderator"}
+    assert access[MOD_LOG, "Moderator"] == VIEW | SEND | bits("READ_MESSAGE_HISTORY", "CONNECT", "SPEAK")
+    assert access[MOD_LOG, "@everyone"] == 0

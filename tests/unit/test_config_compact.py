@@ -68,3 +68,27 @@ def test_what_the_compact_form_says_wrongly_the_schema_refuses() -> None:
         expand({"name": "A", "categories": [{"name": "Staff", "private_to": ["Ghost"]}]})
     with pytest.raises(ValueError, match="unknown permission 'superuser'"):
         expand({"name": "A", "roles": [{"name": "Boss", "permissions": "superuser"}]})
+
+
+def test_a_neutral_overwrite_stays_in_the_compact_form_as_its_role_alone() -> None:
+    config = ServerConfig.model_validate(
+        {
+            "name": "Alliance",
+            "roles": [{"name": "Moderator"}],
+            "categories": [
+                {
+                    "name": "Administration",
+                    "overwrites": [
+                        {"role": "@everyone", "deny": ["VIEW_CHANNEL"]},
+                        {"role": "Moderator", "allow": ["VIEW_CHANNEL"]},
+                    ],
+                    "channels": [{"name": "admin", "overwrites": [{"role": "Moderator", "allow": [], "deny": []}]}],
+                }
+            ],
+        }
+    )
+
+    short = compact(config)
+
+    assert short["categories"][0]["channels"] == [{"name": "admin", "overwrites": [{"role": "Moderator"}]}]
+    assert expand(short) == config

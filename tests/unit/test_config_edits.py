@@ -6,6 +6,7 @@ import pytest
 
 from local.samples import large_community
 from svcconf.config import ServerConfig
+from svcconf.config.access import VIEW_CHANNEL_BIT, config_access
 from svcconf.config.edits import Edit, EditsRejected, apply_edits, apply_prefix
 
 START = ServerConfig.model_validate(
@@ -204,3 +205,104 @@ def test_an_edit_at_the_platforms_caps_keeps_every_role_and_channel() -> None:
     assert result.config.channel_count() == big.channel_count() + 1
     with pytest.raises(EditsRejected, match="250 roles"):
         apply_edits(big, [edit(op="add", kind="role", name="One Too Many")])
+
+
+ADMINISTRATION = ServerConfig.model_validate(
+    {
+        "name": "Alliance",
+        "roles": [{"name": "Moderator"}, {"name": "Manager"}, {"name": "Muted"}],
+        "categories": [
+            {
+                "name": "Administration",
+                "overwrites": [{"role": "@everyone", "deny": ["VIEW_CHANNEL"]}],
+                "channels": [
+                    {"name": "mod-chat"},
+                    {"name": "admin", "overwrites": [{"role": "Manager", "allow": ["VIEW_CHANNEL"]}]},
+                ],
+            }
+        ],
+    }
+)
+ADMIN, MOD_CHAT = "text 'admin' in category 'Administration'", "text 'mod-chat' in category 'Administration'"
+
+
+def test_a_category_overwrite_that_grants_does_not_open_its_channels_with_overwrites_of_their_own() -> None:
+    grant = edit(op="add", kind="overwrite", name="Moderator", cat="Administration", set={"allow": ["VIEW_CHANNEL"]})
+
+    result = apply_edits(ADMINISTRATION, [grant])
+
+    access = config_access(result.config)
+    assert access[MOD_CHAT, "Moderator"] & VIEW_CHANNEL_BIT  # it follows its category
+    assert not access[ADMIN, "Moderator"] & VIEW_CHANNEL_BIT  # it keeps what it had: a neutral overwrite
+    admin = result.config.categories[0].channels[1]
+    assert [(o.role, o.allow, o.deny) for o in admin.overwrites] == [
+        ("Manager", ["VIEW_CHANNEL"], []),
+        ("Moderator", [], []),
+    ]
+    assert [(c.op, c.path) for c in result.changes] == [
+        ("add", "categories[0].overwrites[1]"),
+        ("add", "categories[0].channels[1].overwrites[1]"),
+    ]
+
+
+def test_a_category_overwrite_that_only_takes_away_reaches_every_channel() -> None:
+    mute = edit(op="add", kind="overwrite", name="Muted", cat="Administration", set={"deny": ["SEND_MESSAGES"]})
+
+    result = apply_edits(ADMINISTRATION, [mute])
+
+    assert [c.path for c in result.changes] == ["categories[0].overwrites[1]"]
+    assert result.config.categories[0].channels[1].overwrites == ADMINISTRATION.categories[0].channels[1].overwrites
+
+
+def test_lifting_a_categorys_deny_keeps_it_on_channels_with_overwrites_of_their_own() -> None:
+    lift = edit(op="update", kind="overwrite", name="@everyone", cat="Administration", set={"deny": []})
+
+    result = apply_edits(ADMINISTRATION, [lift])
+
+    admin = result.config.categories[0].channels[1]
+    assert [(o.role, o.deny) for o in admin.overwrites] == [("Manager", []), ("@everyone", ["VIEW_CHANNEL"])]
+    assert not config_access(result.config)[ADMIN, "Moderator"] & VIEW_CHANNEL_BIT
+
+
+def test_an_add_past_the_channel_cap_is_refused_as_that_edit_naming_the_cap() -> None:
+    # 10 categories of 49 channels: 500 channels, categories included, the platform's cap exactly.
+    full = ServerConfig.model_validate(large_community(250, 10, 490))
+    assert full.channel_count() == 500
+
+    with pytest.raises(EditsRejected) as raised:
+        apply_edits(full, [edit(op="add", kind="channel", name="one-too-many", cat="Area 3")])
+
+    [problem] = raised.value.problems
+    assert (problem.field, problem.message) == (
+        "edits[0]",
+        "the configuration already has 500 channels (categories included)",
+    )
+    assert raised.value.applied == 0
+
+
+@pytest.mark.parametrize(
+    ("rename", "path", "old_name", "new_name"),
+    [
+        (edit(op="rename", kind="role", name="Mods", to="mods"), "roles[1].name", "Mods", "mods"),
+        (
+            edit(op="rename", kind="channel", name="general", cat="Community", to="General"),
+            "categories[0].channels[0].name",
+            "general",
+            "General",
+        ),
+        (edit(op="rename", kind="category", name="Staff", to="STAFF"), "categories[1].name", "Staff", "STAFF"),
+    ],
+)
+def test_a_rename_that_changes_only_the_case_is_made(rename: Edit, path: str, old_name: str, new_name: str) -> None:
+    result = apply(rename)
+
+    [change, *_retargeted] = result.changes
+    assert (change.op, change.path, change.old, change.new) == ("rename", path, old_name, new_name)
+
+
+def test_a_case_only_role_rename_follows_into_every_overwrite() -> None:
+    result = apply(edit(op="rename", kind="role", name="Mods", to="mods"))
+
+    assert result.config.role_names() == ["Admin", "mods"]
+    assert [o.role for o in result.config.categories[1].overwrites] == ["@everyone", "mods"]
+    assert [o.role for o in result.config.categories[0].channels[1].overwrites] == ["mods"]

@@ -151,13 +151,13 @@ CASES = (
         "channel-role-overwrite-drops-the-category-allow",
         "category-view-dropped",
         server(
-            roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR"]}, MODS],
+            roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR"]}, MODS, MEMBERS],
             categories=[staff_category({"role": "Mods", "deny": ["SEND_MESSAGES"]})],
         ),
         "categories[0].channels[0].overwrites[0].allow",
         ("role 'Mods'", "channel 'mod-chat'", "add VIEW_CHANNEL to its allow list"),
         server(
-            roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR"]}, MODS],
+            roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR"]}, MODS, MEMBERS],
             categories=[staff_category({"role": "Mods", "allow": ["VIEW_CHANNEL"], "deny": ["SEND_MESSAGES"]})],
         ),
     ),
@@ -200,7 +200,7 @@ CASES = (
         server(everyone_permissions=["VIEW_CHANNEL", "MANAGE_CHANNELS", "MENTION_EVERYONE"]),
         "everyone_permissions",
         ("MANAGE_CHANNELS and MENTION_EVERYONE", "remove them from everyone_permissions"),
-        server(everyone_permissions=["VIEW_CHANNEL", "SEND_MESSAGES", "MANAGE_MESSAGES"]),
+        server(everyone_permissions=["VIEW_CHANNEL", "SEND_MESSAGES", "ATTACH_FILES"]),
     ),
     Case(
         "system-channel-in-a-private-category",
@@ -291,6 +291,9 @@ def test_every_rule_has_a_triggering_case() -> None:
         ([MODS], [], [], True),
         ([], [PRIVATE[0]], [], False),
         ([{"name": "Owners", "permissions": ["ADMINISTRATOR"]}], [PRIVATE[0]], [], True),
+        # A neutral overwrite keeps the category's allow off the channel: only the owner sees it.
+        ([MODS], PRIVATE, [{"role": "Mods"}], False),
+        ([MODS, MEMBERS], PRIVATE, [{"role": "Mods"}, {"role": "Members", "allow": ["VIEW_CHANNEL"]}], True),
     ],
     ids=[
         "role-allowed-by-its-category",
@@ -302,6 +305,8 @@ def test_every_rule_has_a_triggering_case() -> None:
         "no-overwrites",
         "no-roles-and-everyone-denied",
         "administrator-sees-everything",
+        "role-allow-kept-off-by-a-neutral-overwrite",
+        "another-role-allowed-beside-a-neutral-overwrite",
     ],
 )
 def test_channel_visibility_follows_the_platform_permission_order(
@@ -438,3 +443,33 @@ def test_500_channel_configuration_lints_with_one_warning_per_reopened_channel()
         ),
         ("channel-nobody-can-view", "categories[9].channels[48].overwrites"),
     ]
+
+
+def test_a_neutral_overwrite_is_not_taken_for_a_dropped_view_channel() -> None:
+    # Given a private category whose channels keep Mods out: one by a neutral overwrite, one by an overwrite that
+    # only denies sending (which drops the category's VIEW_CHANNEL allow, probably by mistake)
+    neutral = staff_category({"role": "Mods"}, {"role": "Members", "allow": ["VIEW_CHANNEL"]})
+    careless = staff_category(
+        {"role": "Mods", "deny": ["SEND_MESSAGES"]}, {"role": "Members", "allow": ["VIEW_CHANNEL"]}
+    )
+    careless["name"] = "Staff Too"
+
+    # When linted
+    warnings = lint(server(roles=[MODS, MEMBERS], categories=[neutral, careless]))
+
+    # Then only the second is named
+    assert [(w.field, w.rule) for w in warnings if w.rule == "category-view-dropped"] == [
+        ("categories[1].channels[0].overwrites[0].allow", "category-view-dropped")
+    ]
+
+
+def test_a_channel_overwrite_for_everyone_under_a_category_that_allows_everyone_to_view_is_no_warning() -> None:
+    # Given a category whose @everyone overwrite allows VIEW_CHANNEL (what @everyone has anyway) and a channel
+    # whose own @everyone overwrite replaces it without saying anything about VIEW_CHANNEL
+    opened = staff_category(
+        {"role": "@everyone", "deny": ["SEND_MESSAGES"]},
+        category_overwrites=[{"role": "@everyone", "allow": ["VIEW_CHANNEL"]}],
+    )
+
+    # When linted, Then nothing is reported: every member still sees the channel, as the category meant
+    assert lint(server(categories=[opened])) == []

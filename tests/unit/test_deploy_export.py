@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from svcconf.chat import Guild, PermissionOverwrite
 from svcconf.config import ServerConfig, to_bitfield
+from svcconf.config.access import VIEW_CHANNEL_BIT, access_differences, config_access
 from svcconf.deploy_engine.export import export_config
+from svcconf.deploy_engine.live import guild_access
 from svcconf.deploy_engine.plan import plan_deployment
 from tests.helpers.live_guilds import BOT_ROLE_ID, GUILD_ID, GuildBuilder, overwrite
 from tests.helpers.live_settings import with_settings
@@ -173,17 +175,42 @@ def test_names_the_deploy_would_confuse_keep_one_object_and_warn_about_the_other
     assert plan_deployment(live, config).steps == []
 
 
-def test_a_channel_without_its_categorys_overwrite_is_named_as_a_change_a_deploy_would_make():
+def administration_category() -> tuple[GuildBuilder, dict[str, str]]:
+    """A category that lets Moderator view, holding a channel only GA Manager may view (no Moderator overwrite)."""
     guild = GuildBuilder()
-    private = [overwrite(GUILD_ID, deny=("VIEW_CHANNEL",))]
-    category = guild.category("Vault", private)
-    guild.channel("open-door", parent=category)
+    ids = {"moderator": guild.role("Moderator"), "manager": guild.role("GA Manager")}
+    grants = [overwrite(ids["moderator"], allow=("VIEW_CHANNEL",))]
+    category = guild.category("Administration", grants)
+    guild.channel("mod-chat", parent=category, overwrites=grants)
+    admin_only = [overwrite(GUILD_ID, deny=("VIEW_CHANNEL",)), overwrite(ids["manager"], allow=("VIEW_CHANNEL",))]
+    guild.channel("admin", parent=category, overwrites=admin_only)
+    return guild, ids
+
+
+def test_a_channel_without_its_categorys_overwrite_says_so_with_a_neutral_overwrite_not_a_warning():
+    guild, _ = administration_category()
 
     exported = export_config(guild.build(), Guild(id=GUILD_ID, name="g"))
 
-    assert [(w.field, w.rule) for w in exported.warnings][:1] == [
-        ("categories[0].channels[0].overwrites", "unrepresentable")
+    admin = exported.config.categories[0].channels[1]
+    assert [(o.role, o.allow, o.deny) for o in admin.overwrites] == [
+        ("Moderator", [], []),  # the category's roles first, as a deploy writes them
+        ("@everyone", [], ["VIEW_CHANNEL"]),
+        ("GA Manager", ["VIEW_CHANNEL"], []),
     ]
+    assert [w for w in exported.warnings if w.rule == "unrepresentable"] == []
+
+
+def test_the_export_grants_exactly_what_the_guild_does_and_deploys_back_with_no_write():
+    guild, _ = administration_category()
+    live = guild.build()
+
+    config = export_config(live, Guild(id=GUILD_ID, name="g")).config
+
+    assert access_differences(guild_access(live), config_access(config)) == []
+    admin = "text 'admin' in category 'Administration'"
+    assert not config_access(config)[admin, "Moderator"] & VIEW_CHANNEL_BIT
+    assert plan_deployment(live, config).steps == []
 
 
 def test_what_the_schema_cannot_hold_is_left_out_with_a_warning_not_a_failure():

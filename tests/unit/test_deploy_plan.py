@@ -274,3 +274,27 @@ def test_role_steps_refer_to_live_roles_by_id_and_record_what_they_change():
         {"name": "Member", "mentionable": True},
         {"name": "member", "mentionable": False},
     )
+
+
+def test_of_two_live_roles_with_the_configurations_name_the_highest_is_the_one_updated():
+    guild = GuildBuilder()
+    guild.role("Member", "SEND_MESSAGES")
+    highest = guild.role("Member", "SEND_MESSAGES")  # placed below the bot, above the first
+    config = ServerConfig.model_validate({"name": "s", "roles": [{"name": "Member", "mentionable": True}]})
+
+    plan = plan_deployment(guild.build(), config)
+
+    (step,) = plan.steps
+    assert (step.op, step.role_id, step.payload) == ("update_role", highest, {"mentionable": True})
+
+
+def test_a_live_role_of_the_exact_name_wins_over_a_higher_one_that_differs_in_case():
+    guild = GuildBuilder()
+    exact = guild.role("Member", "SEND_MESSAGES")
+    guild.role("member", "SEND_MESSAGES")  # higher, but only the same name ignoring case
+    config = ServerConfig.model_validate({"name": "s", "roles": [{"name": "Member", "mentionable": True}]})
+
+    plan = plan_deployment(guild.build(), config)
+
+    (step,) = plan.steps
+    assert (step.op, step.role_id, step.payload) == ("update_role", exact, {"mentionable": True})

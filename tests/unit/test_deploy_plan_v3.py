@@ -290,3 +290,18 @@ def test_deletes_go_first_when_the_channel_cap_leaves_no_room_for_the_creations(
 
     ops = [s.op for s in plan.steps]
     assert ops.index("create_channel") > max(i for i, op in enumerate(ops) if op == "delete_channel")
+
+
+def test_a_channel_moved_out_of_a_private_category_leaves_its_overwrites_behind():
+    guild = GuildBuilder()
+    private = [{"id": GUILD_ID, "type": 0, "allow": "0", "deny": "1024"}]
+    staff = guild.category("Staff", overwrites=private)
+    guild.category("Public")
+    guild.channel("notes", parent=staff, overwrites=private)
+    config = exported(guild)
+    category(config, "Public")["channels"].append(category(config, "Staff")["channels"].pop())
+
+    plan = plan_deployment(guild.build(), ServerConfig.model_validate(config))
+
+    [step] = [s for s in plan.steps if isinstance(s, ChannelStep)]
+    assert (step.parent, step.base_overwrites, step.replaces_overwrites) == ("category:public", [], True)

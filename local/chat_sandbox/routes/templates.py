@@ -1,9 +1,9 @@
 """`GET /guilds/templates/{code}`: a native server template, anonymous or with the bot token.
 
-The templates are the sandbox's own fixture (`templates.json`), read-only. Each answer is the platform's full
-object: every channel of the snapshot carries every field, placeholder references (a channel's parent, an
-overwrite's role, the AFK and system channels) are snowflake strings as the description types them, the
-placeholders themselves integers.
+The templates are the sandbox's own fixture (`templates.json`), read-only; its `unreadable` ones are served as
+written, in a shape the platform's description does not allow. Each answer is the platform's full object: every
+channel of the snapshot carries every field, placeholder references (a channel's parent, an overwrite's role, the
+AFK and system channels) are snowflake strings as the description types them, the placeholders themselves integers.
 """
 
 from __future__ import annotations
@@ -24,10 +24,21 @@ CREATOR_ID = "1191000000000000101"  # alice made them
 
 
 @cache
+def _fixture() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    return data
+
+
+@cache
 def templates() -> dict[str, dict[str, Any]]:
     """The fixture's templates by code (codes are case-sensitive)."""
-    data = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    return {template["code"]: template for template in data["templates"]}
+    return {template["code"]: template for template in _fixture()["templates"]}
+
+
+@cache
+def unreadable_templates() -> dict[str, dict[str, Any]]:
+    """Templates whose answer the platform's description does not allow (an older serialisation), by code."""
+    return {template["code"]: template for template in _fixture().get("unreadable", [])}
 
 
 def _reference(placeholder: int | None) -> str | None:
@@ -71,7 +82,7 @@ def _role(role: dict[str, Any]) -> dict[str, Any]:
 
 
 def get_template(state: SandboxState, call: Call) -> tuple[int, Any]:
-    template = templates().get(call.params["code"])
+    template = templates().get(call.params["code"]) or unreadable_templates().get(call.params["code"])
     if template is None:
         raise error(404, 10057, "Unknown Guild Template")
     snapshot = template["serialized_source_guild"]

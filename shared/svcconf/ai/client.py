@@ -28,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 from svcconf import budget
 from svcconf.ai import require_provider
 from svcconf.ai.errors import AiFailed, AiOutputInvalid, AiRefused, AiTimeout, AiTruncated, problems_of
+from svcconf.ai.input_budget import estimated_request_tokens
 from svcconf.ai.usage import TokenUsage, record_call
 from svcconf.errors import FieldError
 from svcconf.observability import logger
@@ -122,6 +123,7 @@ def ask_structured[T: BaseModel](
         "messages": list(messages),
         "output_config": output_config,
     }
+    estimated = estimated_request_tokens(system, request["messages"], output_config)  # logged beside the usage
 
     for attempt in range(1, MAX_ATTEMPTS + 1):
         wait = budget.clip(give_up_at - time.monotonic())
@@ -164,7 +166,9 @@ def ask_structured[T: BaseModel](
                 raise AiFailed() from None
             time.sleep(delay)
             continue
-        return _answer(message, output_format, purpose=purpose, model=model, started=started, attempt=attempt)
+        return _answer(
+            message, output_format, purpose=purpose, model=model, started=started, attempt=attempt, estimated=estimated
+        )
     raise AiFailed()  # not reached: the last attempt returns or raises
 
 
@@ -204,7 +208,14 @@ def _time_for_another(give_up_at: float, delay: float) -> bool:
 
 
 def _answer[T: BaseModel](
-    message: anthropic.types.Message, output_format: type[T], *, purpose: str, model: str, started: float, attempt: int
+    message: anthropic.types.Message,
+    output_format: type[T],
+    *,
+    purpose: str,
+    model: str,
+    started: float,
+    attempt: int,
+    estimated: int | None = None,
 ) -> StructuredAnswer[T]:
     usage = TokenUsage.from_api(message.usage.model_dump() if message.usage else None)
     stop_reason = message.stop_reason
@@ -218,6 +229,7 @@ def _answer[T: BaseModel](
         status=200,
         request_id=request_id,
         attempt=attempt,
+        estimated_input_tokens=estimated,
     )
     text = "".join(block.text for block in message.content if block.type == "text")  # thinking blocks skipped
     if stop_reason == "refusal":

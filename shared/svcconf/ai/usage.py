@@ -1,7 +1,11 @@
-"""Token usage of one provider call: logged and emitted as metrics (cache reads and writes included)."""
+"""Token usage of one provider call: logged and emitted as metrics (cache reads and writes included), and added to
+what the caller collects (`collected()`: a turn's calls, for the daily token budget of svcconf.limits)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -31,6 +35,26 @@ class TokenUsage:
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
 
+    @property
+    def counted_tokens(self) -> int:
+        """What the call counts against a budget: everything sent and written, cache reads at a tenth (their price)."""
+        cache_reads = -(-self.cache_read_input_tokens // 10)
+        return self.input_tokens + self.output_tokens + self.cache_creation_input_tokens + cache_reads
+
+
+_collecting: ContextVar[list[TokenUsage] | None] = ContextVar("svcconf_ai_usage", default=None)
+
+
+@contextmanager
+def collected() -> Iterator[list[TokenUsage]]:
+    """The usage of every provider call made inside the block, in order."""
+    calls: list[TokenUsage] = []
+    token = _collecting.set(calls)
+    try:
+        yield calls
+    finally:
+        _collecting.reset(token)
+
 
 _METRICS = {
     "AiInputTokens": "input_tokens",
@@ -50,6 +74,7 @@ def record_call(
     status: int | None = None,
     request_id: str | None = None,
     attempt: int = 1,
+    estimated_input_tokens: int | None = None,
 ) -> None:
     """One log line and one set of metrics per provider call, whatever its outcome."""
     logger.info(
@@ -63,8 +88,12 @@ def record_call(
             "ai_attempt": attempt,
             "ai_seconds": round(seconds, 3),
             "ai_usage": usage.as_dict() if usage else None,
+            "ai_estimated_input_tokens": estimated_input_tokens,  # before the call (svcconf.ai.input_budget)
         },
     )
+    calls = _collecting.get()
+    if usage and calls is not None:
+        calls.append(usage)
     metrics.add_metric(name="AiCalls", unit=MetricUnit.Count, value=1)
     metrics.add_metric(name="AiLatency", unit=MetricUnit.Milliseconds, value=round(seconds * 1000))
     if usage:

@@ -8,23 +8,32 @@ waited for, retried and turned into an error is svcconf/chat/transport.py's.
 from __future__ import annotations
 
 import base64
+import logging
 from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any, Literal
 from urllib.parse import quote_plus
 
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
 from svcconf.chat.errors import (
     ChatNotConfigured,
+    ChatUnreadableAnswer,
 )
 from svcconf.chat.models import Channel, ChatUser, Guild, GuildMember, Invite, PartialGuild, Role, TokenGrant
 from svcconf.chat.ratelimit import (
     BucketView,
     RouteKey,
 )
+from svcconf.chat.recent import RecentAnswers
 from svcconf.chat.templates import GuildTemplate
 from svcconf.chat.transport import ANONYMOUS, Auth, ChatTransport, Route
 from svcconf.settings import get_settings
 
+logger = logging.getLogger(__name__)
+
+TEMPLATE_SECONDS = 60.0  # a native template changes only when its creator syncs it
+INVITE_SECONDS = 30.0  # an invite's member counts are approximate anyway
 PAGE_SIZE = 200  # `GET /users/@me/guilds` returns at most 200 guilds per page
 BITFIELD_KEYS = ("permissions", "allow", "deny")
 CREATE_ROUTES = {"role": "/guilds/{guild_id}/roles", "channel": "/guilds/{guild_id}/channels"}
@@ -53,6 +62,12 @@ class ChatClient(ChatTransport):
 
     guild_page_size = PAGE_SIZE
 
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        # Public lookups by code, kept briefly (svcconf/chat/recent.py): a flood of the same code costs one request.
+        self._recent_invites: RecentAnswers[Invite] = RecentAnswers(INVITE_SECONDS, clock=self._clock)
+        self._recent_templates: RecentAnswers[GuildTemplate] = RecentAnswers(TEMPLATE_SECONDS, clock=self._clock)
+
     def get_invite(self, code: str, *, with_counts: bool = True) -> Invite:
         """Resolve an invite code (case-sensitive). Unknown, expired or revoked: `UnknownInvite`.
 
@@ -62,7 +77,9 @@ class ChatClient(ChatTransport):
         route = Route("GET", "/invites/{code}", code=code)
         params = {"with_counts": "true"} if with_counts else None
         auth = self._bot_auth() if self._has_bot_token() else ANONYMOUS
-        return Invite.model_validate(self._json(route, auth, params=params))
+        return self._recent_invites.get_or_fetch(
+            (code, with_counts), lambda: self._read(Invite, route, self._json(route, auth, params=params))
+        )
 
     # -- OAuth2 ----------------------------------------------------------------------------
 
@@ -78,12 +95,14 @@ class ChatClient(ChatTransport):
 
     def get_current_user(self, access_token: str) -> ChatUser:
         """The user behind an OAuth access token (`email`, `verified` need the email scope)."""
-        return ChatUser.model_validate(self._json(Route("GET", "/users/@me"), self._bearer_auth(access_token)))
+        route = Route("GET", "/users/@me")
+        return self._read(ChatUser, route, self._json(route, self._bearer_auth(access_token)))
 
     def get_bot_user(self) -> ChatUser:
         """The bot's own user (cached for the client's life)."""
         if self._bot_user is None:
-            self._bot_user = ChatUser.model_validate(self._json(Route("GET", "/users/@me"), self._bot_auth()))
+            route = Route("GET", "/users/@me")
+            self._bot_user = self._read(ChatUser, route, self._json(route, self._bot_auth()))
         return self._bot_user
 
     def get_current_user_guilds(self, access_token: str, *, with_counts: bool = False) -> list[PartialGuild]:
@@ -103,35 +122,37 @@ class ChatClient(ChatTransport):
         """The guild with its roles. The bot must be in it: otherwise `UnknownGuild`."""
         route = Route("GET", "/guilds/{guild_id}", guild_id=guild_id)
         params = {"with_counts": "true"} if with_counts else None
-        return Guild.model_validate(self._json(route, self._bot_auth(), params=params))
+        return self._read(Guild, route, self._json(route, self._bot_auth(), params=params))
 
     def modify_guild(self, guild_id: str, payload: Mapping[str, Any], reason: str | None = None) -> Guild:
         """Change the guild's settings (fields left out stay as they are). Needs MANAGE_GUILD: otherwise
         `MissingPermissions`; an AFK channel that is not voice, or a system channel not text: `ChatInvalidRequest`."""
         route = Route("PATCH", "/guilds/{guild_id}", guild_id=guild_id)
-        return Guild.model_validate(self._json(route, self._bot_auth(), json_body=dict(payload), reason=reason))
+        return self._read(Guild, route, self._json(route, self._bot_auth(), json_body=dict(payload), reason=reason))
 
     def get_guild_member(self, guild_id: str, user_id: str) -> GuildMember:
         """A member of the guild; not a member: `UnknownMember`; the bot not in the guild: `UnknownGuild`."""
         route = Route("GET", "/guilds/{guild_id}/members/{user_id}", guild_id=guild_id, user_id=user_id)
-        return GuildMember.model_validate(self._json(route, self._bot_auth()))
+        return self._read(GuildMember, route, self._json(route, self._bot_auth()))
 
     def get_template(self, code: str) -> GuildTemplate:
         """A native server template by its code (anonymous lookups are limited per IP: the bot's token when there
         is one, as for invites). Unknown: `UnknownTemplate`."""
         route = Route("GET", "/guilds/templates/{code}", code=code)
         auth = self._bot_auth() if self._has_bot_token() else ANONYMOUS
-        return GuildTemplate.model_validate(self._json(route, auth))
+        return self._recent_templates.get_or_fetch(
+            code, lambda: self._read(GuildTemplate, route, self._json(route, auth))
+        )
 
     def list_roles(self, guild_id: str) -> list[Role]:
         route = Route("GET", "/guilds/{guild_id}/roles", guild_id=guild_id)
-        return [Role.model_validate(item) for item in self._json(route, self._bot_auth())]
+        return self._read_list(Role, route, self._json(route, self._bot_auth()))
 
     def create_role(self, guild_id: str, payload: Mapping[str, Any], reason: str | None = None) -> Role:
         """Create a role (it appears just above @everyone). Without `permissions` it copies @everyone's."""
         route = Route("POST", "/guilds/{guild_id}/roles", guild_id=guild_id)
         body = _with_string_bitfields(payload)
-        return Role.model_validate(self._json(route, self._bot_auth(), json_body=body, reason=reason))
+        return self._read(Role, route, self._json(route, self._bot_auth(), json_body=body, reason=reason))
 
     def modify_role(self, guild_id: str, role_id: str, payload: Mapping[str, Any], reason: str | None = None) -> Role:
         """Change a role's name, permissions, color, hoist or mentionable (fields left out stay as they are).
@@ -140,7 +161,7 @@ class ChatClient(ChatTransport):
         otherwise `MissingPermissions`."""
         route = Route("PATCH", "/guilds/{guild_id}/roles/{role_id}", guild_id=guild_id, role_id=role_id)
         body = _with_string_bitfields(payload)
-        return Role.model_validate(self._json(route, self._bot_auth(), json_body=body, reason=reason))
+        return self._read(Role, route, self._json(route, self._bot_auth(), json_body=body, reason=reason))
 
     def delete_role(self, guild_id: str, role_id: str, reason: str | None = None) -> None:
         """Delete a role: it leaves every member and channel overwrite. Unknown: `UnknownRole`."""
@@ -159,31 +180,31 @@ class ChatClient(ChatTransport):
         """Move roles (`{role_id: position}` or `[{id, position}]`); returns every role of the guild."""
         route = Route("PATCH", "/guilds/{guild_id}/roles", guild_id=guild_id)
         data = self._json(route, self._bot_auth(), json_body=_positions(positions), reason=reason)
-        return [Role.model_validate(item) for item in data]
+        return self._read_list(Role, route, data)
 
     def list_channels(self, guild_id: str) -> list[Channel]:
         """The guild's channels and categories (threads excluded)."""
         route = Route("GET", "/guilds/{guild_id}/channels", guild_id=guild_id)
-        return [Channel.model_validate(item) for item in self._json(route, self._bot_auth())]
+        return self._read_list(Channel, route, self._json(route, self._bot_auth()))
 
     def create_channel(self, guild_id: str, payload: Mapping[str, Any], reason: str | None = None) -> Channel:
         """Create a channel or category (only `name` is required). Compare names with the one returned:
         the platform may normalise text-channel names."""
         route = Route("POST", "/guilds/{guild_id}/channels", guild_id=guild_id)
         body = _with_string_bitfields(payload)
-        return Channel.model_validate(self._json(route, self._bot_auth(), json_body=body, reason=reason))
+        return self._read(Channel, route, self._json(route, self._bot_auth(), json_body=body, reason=reason))
 
     def modify_channel(self, channel_id: str, payload: Mapping[str, Any], reason: str | None = None) -> Channel:
         """Change a channel or category; `permission_overwrites` replaces its whole list. Compare the name with
         the one returned: the platform may normalise text-channel names."""
         route = Route("PATCH", "/channels/{channel_id}", channel_id=channel_id)
         body = _with_string_bitfields(payload)
-        return Channel.model_validate(self._json(route, self._bot_auth(), json_body=body, reason=reason))
+        return self._read(Channel, route, self._json(route, self._bot_auth(), json_body=body, reason=reason))
 
     def delete_channel(self, channel_id: str, reason: str | None = None) -> Channel:
         """Delete a channel or category (its channels stay, outside any category); returns what was deleted."""
         route = Route("DELETE", "/channels/{channel_id}", channel_id=channel_id)
-        return Channel.model_validate(self._json(route, self._bot_auth(), reason=reason))
+        return self._read(Channel, route, self._json(route, self._bot_auth(), reason=reason))
 
     def reorder_channels(
         self, guild_id: str, positions: Mapping[str, int] | Iterable[Mapping[str, Any]], reason: str | None = None
@@ -241,8 +262,8 @@ class ChatClient(ChatTransport):
                 params["after"] = after
             if with_counts:
                 params["with_counts"] = "true"
-            data = self._json(Route("GET", "/users/@me/guilds"), auth, params=params) or []
-            page = [PartialGuild.model_validate(item) for item in data]
+            route = Route("GET", "/users/@me/guilds")
+            page = self._read_list(PartialGuild, route, self._json(route, auth, params=params) or [])
             guilds.extend(page)
             if len(page) < self.guild_page_size:
                 return guilds
@@ -256,8 +277,37 @@ class ChatClient(ChatTransport):
         # HTTP Basic with form-urlencoded id and secret (RFC 6749 §2.3.1); the body stays form-encoded.
         pair = f"{quote_plus(client_id)}:{quote_plus(client_secret)}".encode()
         auth = Auth("client", "Basic " + base64.b64encode(pair).decode("ascii"), "client")
-        data = self._json(Route("POST", "/oauth2/token"), auth, form=form, url=self.token_url)
-        return TokenGrant.model_validate(data)
+        route = Route("POST", "/oauth2/token")
+        return self._read(TokenGrant, route, self._json(route, auth, form=form, url=self.token_url))
+
+    def _read[M: BaseModel](self, model: type[M], route: Route, data: Any) -> M:
+        """The answer read as the platform's shape; one the service cannot read is the platform's failure (502)."""
+        try:
+            return model.model_validate(data)
+        except ValidationError as problem:
+            raise _unreadable(problem, route) from None
+
+    def _read_list[M: BaseModel](self, model: type[M], route: Route, data: Any) -> list[M]:
+        try:
+            return _list_of(model).validate_python(data)
+        except ValidationError as problem:
+            raise _unreadable(problem, route) from None
+
+
+@cache
+def _list_of[M: BaseModel](model: type[M]) -> TypeAdapter[list[M]]:
+    return TypeAdapter(list[model])  # type: ignore[valid-type]
+
+
+def _unreadable(problem: ValidationError, route: Route) -> ChatUnreadableAnswer:
+    """The first field of the answer that could not be read, logged and named in the error (its type, never its
+    value: an answer may carry a token)."""
+    first = problem.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or "body"
+    held = type(first.get("input")).__name__
+    logger.error("chat platform answer to %s unreadable at %s: %s (a %s)", route.name, field, first["msg"], held)
+    message = f"The chat platform answered {route.name} in a shape the service cannot read: {field}: {first['msg']}."
+    return ChatUnreadableAnswer(message, field=field, route=route.name)
 
 
 @cache

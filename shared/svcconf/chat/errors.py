@@ -52,6 +52,17 @@ class ChatApiError(ChatError, UpstreamFailed):
     default_message = "The chat platform refused the request."
 
 
+class ChatUnreadableAnswer(ChatApiError):
+    """The platform answered in a shape the service cannot read (a field of a type its description does not give):
+    the platform's failure, a 502; `field` names the first field that could not be read, for the log."""
+
+    default_message = "The chat platform answered in a shape the service cannot read."
+
+    def __init__(self, message: str | None = None, *, field: str = "", **kwargs: Any):
+        self.field = field
+        super().__init__(message, **kwargs)
+
+
 class ChatInvalidRequest(ChatApiError):
     """The platform found the request's body invalid (code 50035); `platform_errors` lists the fields."""
 
@@ -220,6 +231,7 @@ __all__ = [
     "ChatRateLimited",
     "ChatTimeout",
     "ChatUnavailable",
+    "ChatUnreadableAnswer",
     "InvalidGrant",
     "InvalidUserToken",
     "MissingAccess",

@@ -8,6 +8,8 @@ Every call goes through `_send`, which:
 - gives itself until a deadline: `chat_max_wait_seconds` from its start, clipped to the invocation's time left
   less a margin (`svcconf.budget`), so a call ends before the Lambda does; each request's timeout is clipped
   to that deadline too, and a call with no time left is a `ChatTimeout` without a request;
+- during a user's request, first takes a place in the users' share of the bot's rate across instances
+  (`user_share`, set by svcconf.limits), which waits for the next second or refuses with a 503;
 - waits for the route's bucket and the global limit (`RateLimiter`), never past the deadline: past it,
   `ChatRateLimited`;
 - retries a 429 after the wait it names (never a 429 without rate-limit headers: `ChatBlocked`);
@@ -29,6 +31,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
@@ -79,6 +82,11 @@ POST_RETRY_STATUSES = frozenset({502, 503})  # the request was not applied
 MIN_REQUEST_SECONDS = 0.05
 MAX_AUDIT_REASON = 512
 JsonBody = Mapping[str, Any] | Sequence[Any]
+
+# Set while a user's request runs (svcconf.limits.platform_reads): claims one place in the users' share of the bot's
+# rate, all instances together, before each request is sent; given the seconds the call may still wait, it waits
+# or refuses (503). The deploy workers send without it.
+user_share: ContextVar[Callable[[float], None] | None] = ContextVar("svcconf_chat_user_share", default=None)
 
 
 class Auth:
@@ -242,7 +250,10 @@ class ChatTransport:
         deadline = self._clock() + allowed
         failures = 0
         rate_limited = 0
+        claim_share = user_share.get()
         while True:
+            if claim_share is not None:
+                claim_share(deadline - self._clock())
             try:
                 waited = self.limiter.acquire(key, deadline)
             except RateLimitWaitTooLong as exc:

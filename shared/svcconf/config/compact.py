@@ -6,6 +6,8 @@ It is the schema with defaults left out and three shorthands, so everything it c
 - a channel may be a plain string: a text channel of that name with every default;
 - a category or channel may say `private_to: [roles]` (@everyone denied VIEW_CHANNEL, each role allowed it) or
   `read_only: true` (@everyone denied SEND_MESSAGES), before its own `overwrites`.
+A neutral overwrite (nothing allowed or denied) is its role alone, `{"role": "Moderator"}`: on a channel it keeps
+its category's overwrite for that role off (the lint and the docs call it that too).
 `expand(compact)` gives the ServerConfig; `compact(config)` the shortest compact form of a configuration, and
 `expand(compact(config)) == config` for every valid configuration.
 """
@@ -29,7 +31,9 @@ COMPACT_RULES = (
     + ", ".join(f"{k}={'+'.join(v) or 'nothing'}" for k, v in ROLE_PRESETS.items())
     + ") or a list mixing presets and permission names; a channel may be a plain string (a text channel with "
     'that name); a category or channel may say "private_to": [role names] (@everyone denied VIEW_CHANNEL, the '
-    'roles allowed it) or "read_only": true (@everyone denied SEND_MESSAGES), before its own "overwrites".'
+    'roles allowed it) or "read_only": true (@everyone denied SEND_MESSAGES), before its own "overwrites". A '
+    "channel's overwrites are its category's with its own replacing them role by role: an overwrite with only its "
+    '"role" (nothing allowed or denied) keeps the category\'s overwrite for that role off the channel.'
 )
 
 

@@ -8,7 +8,8 @@ The vocabulary is generic: an edit has an `op` (add, update, remove, move, renam
 category, channel, overwrite); `add` and `update` carry the fields to set in `set`, validated by the schema's model of
 that kind, so a field the schema gains is editable without a new edit kind. Addressing:
 - a role or category by `name`; a channel by `name` and its category `cat` (absent: outside any category);
-- an overwrite by the role it names (`name`) on the category `cat`, or on the channel `ch` (in `cat`);
+- an overwrite by the role it names (`name`) on the category `cat`, or on the channel `ch` (in `cat`); a
+  category's that grants more keeps its channels with overwrites of their own as they were (`_keep_channels_closed`);
 - `to` is a rename's new name, or a move's destination category ("" for outside any category); `at` a position.
 Removing or renaming a role updates the overwrites that name it.
 """
@@ -233,6 +234,43 @@ def _move(data: dict[str, Any], edit: Edit, holder: Items, loc: Loc, index: int)
 
 
 def _apply_overwrite(data: dict[str, Any], edit: Edit) -> list[ConfigChange]:
+    index = _position(data["categories"], edit.cat, "category") if edit.cat and edit.ch is None else None
+    if index is None:  # a channel's, or refused below
+        return _edit_overwrite(data, edit)
+    category, role = data["categories"][index], edit.name or (edit.set or {}).get("role") or ""
+    before = _role_overwrite(category, role)
+    changes = _edit_overwrite(data, edit)
+    return changes + _keep_channels_closed(category, index, before, _role_overwrite(category, role))
+
+
+def _role_overwrite(holder: dict[str, Any], role: str) -> dict[str, Any]:
+    """The holder's overwrite for the role, or a neutral one."""
+    found = next((o for o in holder.get("overwrites") or [] if o["role"] == role), None)
+    return dict(found) if found else {"role": role, "allow": [], "deny": []}
+
+
+def _keep_channels_closed(
+    category: dict[str, Any], index: int, before: dict[str, Any], after: dict[str, Any]
+) -> list[ConfigChange]:
+    """A channel's overwrites are its category's with its own replacing them, so a category's overwrite reaches
+    every channel without one for that role. Where the edit grants more (allows more, or denies less) and the
+    channel has overwrites of its own (it is not simply its category's: a private channel, say), the channel keeps
+    the role's overwrite as it was, the category's old one or a neutral one; what only takes away reaches all."""
+    allows_more = set(after.get("allow") or []) - set(before.get("allow") or [])
+    denies_less = set(before.get("deny") or []) - set(after.get("deny") or [])
+    if not (allows_more or denies_less):
+        return []
+    changes = []
+    for n, channel in enumerate(category.get("channels") or []):
+        own = channel.setdefault("overwrites", [])
+        if own and all(o["role"] != before["role"] for o in own):
+            own.append(dict(before))
+            path = field_path(("categories", index, "channels", n, "overwrites", len(own) - 1))
+            changes.append(ConfigChange(op="add", path=path, new=dict(before)))
+    return changes
+
+
+def _edit_overwrite(data: dict[str, Any], edit: Edit) -> list[ConfigChange]:
     if edit.cat is None and edit.ch is None:
         raise _Refused("an overwrite is addressed by `cat` (a category) and/or `ch` (a channel in `cat`)")
     if edit.ch is not None:

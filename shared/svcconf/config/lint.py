@@ -4,17 +4,13 @@
 check), so adding a rule is adding a record; warnings come in the rules' order, then the configuration's order.
 The function is pure and cheap: the deploy's dry run and the AI chat call it on every request.
 
-Who can view a channel follows the platform's effective-permission order (docs/04-chat-platform.md), under these
-assumptions:
-- a channel's overwrites are its category's, with the channel's own replacing them role by role (the deploy sends
-  them that way), so a channel's @everyone overwrite drops its category's @everyone overwrite entirely;
-- @everyone's server-wide permissions are `everyone_permissions`, or include VIEW_CHANNEL (the platform's default)
-  when the configuration leaves them out;
-- a role's base is @everyone's plus its own permissions, and a role with ADMINISTRATOR sees every channel;
-- then the @everyone overwrite applies (deny, then allow), then the role's own overwrite (deny, then allow);
-- the server owner (who sees everything) and member overwrites are outside the configuration and not modelled.
-So a channel is visible when @everyone can view it, when any role has ADMINISTRATOR, or when any role can view it
-by its base or its overwrite; a role's own VIEW_CHANNEL cannot undo an @everyone overwrite's deny.
+Who can view a channel is the platform's effective-permission order (svcconf/config/access.py, read holder by holder
+until one can view): a channel's overwrites are its category's with its own replacing them
+role by role (what the deploy writes), @everyone's base is `everyone_permissions` (VIEW_CHANNEL, the platform's
+default, when the configuration leaves them out), and a channel is visible when @everyone alone or a holder of one
+role can view it. The server owner (who sees everything) and member overwrites are outside the configuration.
+A neutral overwrite (nothing allowed or denied) is how a configuration says a channel keeps none of its category's
+overwrite for a role: no rule asks to fill it in.
 """
 
 from __future__ import annotations
@@ -24,18 +20,29 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from svcconf.config.access import VIEW_CHANNEL_BIT, Place, access_in, channel_place, config_holders, overwrite_bits
 from svcconf.config.permissions import ADMINISTRATOR, CHANNEL_TYPES
 from svcconf.config.schema import EVERYONE, Category, Channel, Overwrite, ServerConfig, platform_channel_name
 from svcconf.errors import field_path
 
-# What no member should hold just for being on the server (ADMINISTRATOR grants all of them).
+# What no member should hold just for being on the server (ADMINISTRATOR grants all of them): the power to run it,
+# to moderate its members and their messages, to reach everyone at once or to read its audit log.
 DANGEROUS_PERMISSIONS = (
     ADMINISTRATOR,
     "MANAGE_GUILD",
     "MANAGE_ROLES",
     "MANAGE_CHANNELS",
-    "MENTION_EVERYONE",
     "MANAGE_WEBHOOKS",
+    "MENTION_EVERYONE",
+    "BAN_MEMBERS",
+    "KICK_MEMBERS",
+    "MODERATE_MEMBERS",
+    "MANAGE_MESSAGES",
+    "MANAGE_NICKNAMES",
+    "MANAGE_THREADS",
+    "MANAGE_EVENTS",
+    "MANAGE_GUILD_EXPRESSIONS",
+    "VIEW_AUDIT_LOG",
 )
 VIEW_CHANNEL = "VIEW_CHANNEL"
 
@@ -87,28 +94,6 @@ def _describe(channel: Channel, category: Category | None) -> str:
 
 def _everyone_overwrite(overwrites: list[Overwrite]) -> tuple[int, Overwrite] | None:
     return next(((index, o) for index, o in enumerate(overwrites) if o.role == EVERYONE), None)
-
-
-def _merged_overwrites(channel: Channel, category: Category | None) -> dict[str, Overwrite]:
-    """A channel's overwrites as the deploy sends them: its category's, its own replacing them role by role."""
-    overwrites = {o.role: o for o in category.overwrites} if category else {}
-    overwrites.update((o.role, o) for o in channel.overwrites)
-    return overwrites
-
-
-def _views(base: bool, *overwrites: Overwrite | None) -> bool:
-    """VIEW_CHANNEL after the base, then each overwrite in order (deny, then allow)."""
-    for overwrite in overwrites:
-        if overwrite is not None and VIEW_CHANNEL in overwrite.deny:
-            base = False
-        if overwrite is not None and VIEW_CHANNEL in overwrite.allow:
-            base = True
-    return base
-
-
-def _everyone_base_views(config: ServerConfig) -> bool:
-    granted = config.everyone_permissions
-    return granted is None or VIEW_CHANNEL in granted or ADMINISTRATOR in granted
 
 
 def _listing(names: Sequence[str]) -> str:
@@ -188,7 +173,8 @@ def _category_view_dropped(config: ServerConfig) -> Iterator[Finding]:
         for n, channel in enumerate(category.channels):
             for index, overwrite in enumerate(channel.overwrites):
                 verb = view.get(overwrite.role)
-                if verb is None or VIEW_CHANNEL in overwrite.allow or VIEW_CHANNEL in overwrite.deny:
+                neutral = not (overwrite.allow or overwrite.deny)  # dropping the category's is what it is for
+                if verb is None or neutral or VIEW_CHANNEL in overwrite.allow or VIEW_CHANNEL in overwrite.deny:
                     continue
                 everyone = overwrite.role == EVERYONE
                 target = EVERYONE if everyone else f"role '{overwrite.role}'"
@@ -201,18 +187,30 @@ def _category_view_dropped(config: ServerConfig) -> Iterator[Finding]:
                 )
 
 
+def _places(config: ServerConfig) -> Iterator[tuple[Loc, Channel, Category | None, Place]]:
+    """Each channel with its place: its category's overwrites with its own replacing them."""
+    for c, category in enumerate(config.categories):
+        inherited = overwrite_bits(category.overwrites)
+        for n, channel in enumerate(category.channels):
+            yield ("categories", c, "channels", n), channel, category, channel_place(channel, inherited)
+    for n, channel in enumerate(config.channels):
+        yield ("channels", n), channel, None, channel_place(channel, {})
+
+
+def _anyone_views(place: Place, everyone_and_roles: dict[str, int]) -> bool:
+    # Those the place's overwrites name first: in a private channel they are the ones who view it.
+    named = {holder: everyone_and_roles[holder] for holder in place.overwrites if holder in everyone_and_roles}
+    return any(
+        permissions & VIEW_CHANNEL_BIT
+        for holders in (named, everyone_and_roles)
+        for _, permissions in access_in(place, holders)
+    )
+
+
 def _channel_nobody_can_view(config: ServerConfig) -> Iterator[Finding]:
-    if any(ADMINISTRATOR in role.permissions for role in config.roles):
-        return  # administrators see every channel
-    everyone_base = _everyone_base_views(config)
-    for loc, channel, category in _channels(config):
-        overwrites = _merged_overwrites(channel, category)
-        everyone = overwrites.get(EVERYONE)
-        viewers = _views(everyone_base, everyone) or any(
-            _views(everyone_base or VIEW_CHANNEL in role.permissions, everyone, overwrites.get(role.name))
-            for role in config.roles
-        )
-        if not viewers:
+    everyone_and_roles = config_holders(config)
+    for loc, channel, category, place in _places(config):
+        if not _anyone_views(place, everyone_and_roles):
             yield (
                 field_path((*loc, "overwrites")),
                 f"No one but the server owner can see {_describe(channel, category)}: @everyone cannot view it "
@@ -236,9 +234,10 @@ def _system_channel_hidden(config: ServerConfig) -> Iterator[Finding]:
     if name is None:
         return
     text = CHANNEL_TYPES["text"]
-    for _, channel, category in _channels(config):
+    everyone = {EVERYONE: config_holders(config)[EVERYONE]}
+    for _, channel, category, place in _places(config):
         if channel.type == "text" and platform_channel_name(channel.name, text) == platform_channel_name(name, text):
-            if not _views(_everyone_base_views(config), _merged_overwrites(channel, category).get(EVERYONE)):
+            if not next(access_in(place, everyone))[1] & VIEW_CHANNEL_BIT:
                 yield (
                     "settings.system_channel",
                     f"The system channel, {_describe(channel, category)}, is hidden from @everyone, so new members "
@@ -283,8 +282,8 @@ def _administrator_with_redundant_permissions(config: ServerConfig) -> Iterator[
 LINT_RULES: tuple[LintRule, ...] = (
     LintRule(
         "everyone-dangerous-permission",
-        "An @everyone overwrite allows ADMINISTRATOR, MANAGE_GUILD, MANAGE_ROLES, MANAGE_CHANNELS, "
-        "MENTION_EVERYONE or MANAGE_WEBHOOKS.",
+        "An @everyone overwrite allows a dangerous permission (ADMINISTRATOR, a MANAGE_ one, BAN_MEMBERS, "
+        "KICK_MEMBERS, MODERATE_MEMBERS, MENTION_EVERYONE or VIEW_AUDIT_LOG).",
         _everyone_allowed_dangerous,
     ),
     LintRule(

@@ -207,7 +207,9 @@ class _ConfigModel(BaseModel):
 
 
 class Overwrite(_ConfigModel):
-    """Permissions allowed or denied to one role on a channel or category."""
+    """Permissions allowed or denied to one role on a channel or category. A channel's overwrites are its category's
+    with its own replacing them role by role: one that allows and denies nothing keeps the category's overwrite for
+    that role off the channel."""
 
     role: str = Field(
         min_length=1,

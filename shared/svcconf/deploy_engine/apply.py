@@ -193,7 +193,7 @@ class PlanApplier:
                 outcome.fail(item, "its new category could not be created, so it stays where it is")
                 return
             body["parent_id"] = self.ids[step.parent]
-        if step.overwrites:
+        if step.overwrites or step.replaces_overwrites:
             merged = {entry["id"]: entry for entry in step.base_overwrites}
             merged |= {entry["id"]: entry for entry in resolved}
             body["permission_overwrites"] = list(merged.values())

@@ -5,7 +5,9 @@ Pure: the guild's roles and channels (a `LiveGuild`) and its settings in, a `Ser
 is written so the deploy plan reads it back as the guild it came from: roles top to bottom (the order the deploy
 gives them), every attribute stated, categories' overwrites on the category and a channel's own only where they
 differ from its category's (the plan rebuilds a channel's as the category's with its own replacing them role by
-role), names that are unique where the deploy matches by name. Deploying it to the same guild writes nothing.
+role; a role the category has an overwrite for and the channel has none gets a neutral one, `allow: [], deny: []`,
+so who can do what is exactly the guild's), names that are unique where the deploy matches by name. Deploying it
+to the same guild writes nothing.
 
 What a configuration cannot say is left out and named in a warning: member overwrites, managed roles in
 overwrites, custom emoji, values past the schema's limits, a second object of a name the deploy would confuse
@@ -56,6 +58,7 @@ from svcconf.deploy_engine.live import LiveGuild
 
 TYPE_NAMES = {number: name for name, number in CHANNEL_TYPES.items() if name != "category"}
 ROLE_OVERWRITE = 0
+NEUTRAL = (0, 0)  # an overwrite that allows and denies nothing
 MAX_USER_LIMIT = 99
 _EMOJI: TypeAdapter[str] = TypeAdapter(Emoji)
 
@@ -228,10 +231,11 @@ class _Exporter:
         kind = TYPE_NAMES[channel.type]
         self.channel_names[channel.id] = (kind, channel.name or "")
         own = self._overwrites(channel, f"{field}.overwrites")
-        for role in inherited.keys() - own.keys():
-            message = f"the channel has no overwrite for '{role}' that its category has: a deploy would add it"
-            self.warn(f"{field}.overwrites", "unrepresentable", message)
-        differing = {role: bits for role, bits in own.items() if inherited.get(role) != bits}
+        # A role its category has an overwrite for and the channel has none: a neutral overwrite says so exactly
+        # (it replaces the category's and grants nothing, as no overwrite does). In the order a deploy writes them:
+        # the category's roles first.
+        merged = {role: own.get(role, NEUTRAL) for role in inherited} | own
+        differing = {role: bits for role, bits in merged.items() if inherited.get(role) != bits}
         item: dict[str, Any] = {"id": channel.id, "name": channel.name, "type": kind, "nsfw": channel.nsfw}
         item["slowmode_seconds"] = channel.rate_limit_per_user
         item["overwrites"] = self._listed(differing, f"{field}.overwrites")

@@ -12,17 +12,20 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from svcconf.chat import Channel, Role
-from svcconf.config import ALL_PERMISSIONS, CHANNEL_TYPES, PERMISSION_BITS
+from svcconf.config import ALL_PERMISSIONS, CHANNEL_TYPES, EVERYONE, PERMISSION_BITS
+from svcconf.config.access import VOICE_TYPES, Access, OverwriteBits, Place, effective_access, place_label
 from svcconf.config.schema import platform_channel_name
 from svcconf.deploy_engine.attributes import GuildSettings
+from svcconf.deploy_engine.steps import ROLE_OVERWRITE
 
 if TYPE_CHECKING:
     from svcconf.chat import ChatClient
 
 ADMINISTRATOR = 1 << PERMISSION_BITS["ADMINISTRATOR"]
 CATEGORY = CHANNEL_TYPES["category"]
+CONFIG_TYPES = frozenset(CHANNEL_TYPES.values())  # the channel types a configuration has a name for
 
-__all__ = ["LiveGuild", "platform_channel_name", "read_live_guild"]
+__all__ = ["LiveGuild", "guild_access", "platform_channel_name", "read_live_guild"]
 
 
 class LiveGuild(BaseModel):
@@ -32,6 +35,7 @@ class LiveGuild(BaseModel):
 
     id: str
     name: str
+    owner_id: str | None = None
     features: list[str]
     settings: GuildSettings = GuildSettings()
     roles: list[Role]
@@ -86,6 +90,7 @@ def read_live_guild(client: ChatClient, guild_id: str, bot_role_ids: list[str] |
     return LiveGuild(
         id=guild.id,
         name=guild.name,
+        owner_id=guild.owner_id,
         features=guild.features,
         settings=GuildSettings.of(guild),
         roles=guild.roles,
@@ -93,3 +98,29 @@ def read_live_guild(client: ChatClient, guild_id: str, bot_role_ids: list[str] |
         bot_role_ids=bot_role_ids,
         community_channel_ids=[i for i in (guild.rules_channel_id, guild.public_updates_channel_id) if i],
     )
+
+
+def guild_access(live: LiveGuild) -> Access:
+    """Who can do what in a live guild (or a template's), per category or channel and per role, named as a
+    configuration names them: roles by name (of two of one name, the highest, as export keeps it; managed roles are
+    not a configuration's), overwrites of roles (a member's is not a role's), channels of the types a configuration
+    has (of two of one place, the highest, then the oldest, as export keeps it)."""
+    role_names: dict[str, str] = {live.everyone.id: EVERYONE}
+    roles: dict[str, int] = {}
+    for role in sorted(live.roles, key=lambda r: r.position, reverse=True):
+        if not (role.managed or role.is_everyone(live.id) or role.name in roles or role.name.casefold() == EVERYONE):
+            roles[role.name] = int(role.permissions)
+            role_names[role.id] = role.name
+    categories = {c.id: c.name or "" for c in live.categories}
+    places: dict[str, Place] = {}
+    for channel in sorted(live.channels, key=lambda c: (-c.position, int(c.id))):
+        if channel.type not in CONFIG_TYPES or (channel.parent_id is not None and channel.parent_id not in categories):
+            continue
+        overwrites = {
+            role_names[o.id]: OverwriteBits(int(o.allow), int(o.deny))
+            for o in channel.permission_overwrites
+            if o.type == ROLE_OVERWRITE and o.id in role_names
+        }
+        label = place_label(channel.type, channel.name or "", categories.get(channel.parent_id or ""))
+        places.setdefault(label, Place(channel.type in VOICE_TYPES, overwrites))
+    return effective_access(int(live.everyone.permissions), roles, places)

@@ -16,7 +16,9 @@ guild's settings in one request (after the channels, so the AFK and system chann
 (channels, categories, then roles; first instead, when the platform's caps leave no room for the creations
 otherwise), then one bulk role reorder if the configured roles' relative order differs.
 A channel's overwrites are its category's with the channel's own replacing them per role, so a channel in a
-private category is private from its first moment whatever the platform copies.
+private category is private from its first moment whatever the platform copies. A neutral overwrite (nothing
+allowed or denied) is sent with a new channel (so the platform copies nothing in its place) and left unwritten on a
+channel that has none: both grant the same.
 """
 
 from __future__ import annotations
@@ -368,6 +370,9 @@ class _Planner:
             PlanItem(kind=kind, name=label, action=action, id=found.id, changes=item_changes, field=field, key=key)
         )
         changed_overwrites, overwrite_keys = self._overwrite_changes(key, label, found, desired)
+        base = [overwrite.model_dump() for overwrite in found.permission_overwrites]
+        if move_to is not None:
+            base = self._without_inherited(found, base, desired)
         if not changes and not changed_overwrites:
             return
         self.steps.append(
@@ -382,10 +387,21 @@ class _Planner:
                 payload=payload,
                 previous=previous,
                 overwrites=changed_overwrites,
-                base_overwrites=[overwrite.model_dump() for overwrite in found.permission_overwrites],
+                base_overwrites=base,
+                replaces_overwrites=len(base) != len(found.permission_overwrites),
                 overwrite_keys=overwrite_keys,
             )
         )
+
+    def _without_inherited(
+        self, found: LiveChannel, base: list[dict[str, Any]], desired: dict[str, OverwriteSpec]
+    ) -> list[dict[str, Any]]:
+        """A moved channel leaves behind what it had from its old category (an overwrite equal to the category's)
+        unless its new place wants that role's overwrite too: it is private or public as its new category is."""
+        old_parent = self.live.channel(found.parent_id)
+        inherited = {(o.id, o.type, o.allow, o.deny) for o in old_parent.permission_overwrites} if old_parent else set()
+        wanted = {self.ids.get(target) for target in desired}
+        return [o for o in base if (o["id"], o["type"], o["allow"], o["deny"]) not in inherited or o["id"] in wanted]
 
     def _moved(self, found: LiveChannel, kind: str, parent: str | None) -> str | None:
         """Where a matched channel moves: its new category's key, "-" for outside any, None when it stays."""
@@ -468,7 +484,9 @@ class _Planner:
         changed, keys = [], []
         for target, spec in desired.items():
             current = live.get(self.ids.get(target, ""))
-            if current is None:
+            if current is None and not (spec.allow or spec.deny):
+                self._overwrite_item(owner_key, label, spec, "keep")  # no overwrite grants what a neutral one does
+            elif current is None:
                 keys.append(self._overwrite_item(owner_key, label, spec, "create"))
                 changed.append(spec)
             elif (int(current.allow), int(current.deny)) != (spec.allow, spec.deny):

@@ -169,7 +169,7 @@ def _category_problems(live: LiveGuild, plan: DeploymentPlan) -> Iterator[FieldE
 
 
 def _sets_overwrites(step: Step) -> bool:
-    return isinstance(step, ChannelStep) and bool(step.overwrites)
+    return isinstance(step, ChannelStep) and (bool(step.overwrites) or step.replaces_overwrites)
 
 
 def _capability_problems(live: LiveGuild, plan: DeploymentPlan) -> Iterator[FieldError]:

@@ -93,6 +93,7 @@ class ChannelStep(BaseModel):
     after_create: dict[str, Any] = Field(default_factory=dict)  # what only a modify takes (channel flags)
     overwrites: list[OverwriteSpec] = Field(default_factory=list)  # create: all; update: those that change
     base_overwrites: list[dict[str, Any]] = Field(default_factory=list)  # update: the live list they merge into
+    replaces_overwrites: bool = False  # update: base_overwrites leaves some out (a move leaves its old category's)
     previous: dict[str, Any] = Field(default_factory=dict)
     overwrite_keys: list[str] = Field(default_factory=list)  # the overwrite items this step creates or updates
 

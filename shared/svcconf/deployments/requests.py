@@ -14,14 +14,16 @@ from urllib.parse import urlencode
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from svcconf import codes
+from svcconf import caller_rights, codes
 from svcconf.auth import BearerUser
+from svcconf.caller_rights import CallerView
 from svcconf.chat import ChatError, UnknownGuild, get_chat_client
 from svcconf.chat_accounts import managed_guild
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig, to_bitfield
 from svcconf.config.answers import AnswerConfig
 from svcconf.config.lint import LintWarning, lint_config
+from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
 from svcconf.deploy_engine.matching import with_ids
 from svcconf.deploy_engine.plan import DeploymentPlan, PlanItem, plan_deployment
@@ -106,7 +108,10 @@ class DeploymentView(BaseModel):
     finished_at: datetime | None = None
     resumes_at: datetime | None = Field(None, description="While `waiting`: when the deployment goes on by itself.")
     wait_reason: str | None = Field(None, description="While `waiting`: why.")
-    warnings: list[QuotaWarning] = Field(default_factory=list, description="deploy: the plan passes the quota.")
+    warnings: list[QuotaWarning | LintWarning] = Field(
+        default_factory=list,
+        description="deploy: the plan passes the quota; the permission-safety lint; channels the caller cannot view.",
+    )
     config: AnswerConfig | None = Field(
         None,
         description="info, once a deploy has finished: the configuration as deployed, with the id of every object it"
@@ -157,28 +162,30 @@ def _live_guild(guild_id: str, config: ServerConfig | None) -> LiveGuild:
 
 def _checked_plan(
     user: BearerUser, guild_id: str, config: ServerConfig, *, prune: bool
-) -> tuple[str, LiveGuild, DeploymentPlan]:
-    """Who may deploy here, the live guild, and a plan the platform will accept: else 403, 409."""
+) -> tuple[str, CallerView, DeploymentPlan]:
+    """Who may deploy here, the guild as they see it, and a plan the platform will accept from the bot and would
+    accept from them in its own client: else 403, 409."""
     chat_user_id, _ = managed_guild(user, guild_id)
-    live = _live_guild(guild_id, config)
-    plan = plan_deployment(live, config, prune=prune)
-    problems = preflight_problems(live, plan)
+    standing, seen = caller_rights.as_caller(get_chat_client(), _live_guild(guild_id, config), chat_user_id)
+    plan = caller_rights.within_reach(standing, seen, plan_deployment(seen.live, config, prune=prune))
+    problems = [*preflight_problems(seen.live, plan), *caller_rights.hidden_problems(seen, plan, config)]
     if problems:
         noun = "problem" if len(problems) == 1 else "problems"
         raise PreflightFailed(
             f"The deployment cannot work in this server as it is: {len(problems)} {noun}.", details=problems
         )
-    return chat_user_id, live, plan
+    caller_rights.check_plan(standing, seen, plan)  # what could work: would the platform let this person do it?
+    return chat_user_id, seen, plan
 
 
 def dry_run(user: BearerUser, guild_id: str, config: ServerConfig, *, prune: bool = False) -> DryRun:
-    _, _, plan = _checked_plan(user, guild_id, config, prune=prune)
+    _, seen, plan = _checked_plan(user, guild_id, config, prune=prune)
     quota = creation_quota.quota_warnings(guild_id, plan, utc_now())
     return DryRun(
         steps=planned_steps(plan),
         plan=plan.items,
         plan_id=plan.plan_id,
-        warnings=[*quota, *plan_warnings(plan), *lint_config(config)],
+        warnings=[*quota, *plan_warnings(plan), *lint_config(config), *seen.hidden_warnings()],
     )
 
 
@@ -202,8 +209,11 @@ def deploy(
     *,
     prune: bool = False,
     confirm: str | None = None,
+    acknowledge: list[str] | None = None,
 ) -> DeploymentView:
-    chat_user_id, live, plan = _checked_plan(user, guild_id, config, prune=prune)
+    chat_user_id, seen, plan = _checked_plan(user, guild_id, config, prune=prune)
+    as_it_is = export_config(seen.live, seen.live.settings).config
+    caller_rights.require_acknowledged(config, acknowledge or [], as_it_is)
     if plan.deletes() and confirm != plan.plan_id:
         message = None if confirm is None else "The server changed since that plan: confirm the current plan_id."
         raise PlanNotConfirmed(
@@ -215,14 +225,15 @@ def deploy(
         chat_user_id,
         project_id,
         project_name,
-        live,
+        seen.live,
         steps=planned_steps(plan),
         # What the user stated, not the schema's defaults: an omitted attribute must stay omitted; with the ids
         # of what the plan matched, so `info` can answer every id once the worker adds what it created.
         configuration=with_ids(config, plan.ids).model_dump(mode="json", exclude_unset=True),
         confirmed_deletes=[item.id for item in plan.deletes() if item.id] if prune else None,
     )
-    warnings = creation_quota.quota_warnings(guild_id, plan, record.created_at)
+    quota = creation_quota.quota_warnings(guild_id, plan, record.created_at)
+    warnings = [*quota, *lint_config(config), *seen.hidden_warnings()]
     _queue(record, mint_for=config)
     metrics.add_metric(name="DeploymentQueued", unit="Count", value=1)
     return view(record).model_copy(update={"warnings": warnings})

@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable
 from datetime import timedelta
 
-from svcconf import backups
+from svcconf import backups, caller_rights
 from svcconf.chat import ChatError, ChatRateLimited, ChatUnavailable, get_chat_client
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig
@@ -65,7 +65,9 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
     repository.extend_lock(record, int(utc_now().timestamp()) + LOCK_SECONDS)
     try:
         live = read_live_guild(client, record.guild_id, record.bot_role_ids or None)
-        plan, target = _worker_plan(repository, record, live)
+        plan, target = caller_rights.plan_as_caller(
+            client, record.chat_user_id, live, lambda view: _worker_plan(repository, record, view)
+        )
         repository.mark_running(record, steps=None if record.counted else planned_steps(plan), now=utc_now())
         if record.counted and record.kind == "deploy":
             _adopt_unrecorded(repository, record, live, plan)

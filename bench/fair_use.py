@@ -1,0 +1,110 @@
+"""A flood of one user's requests beside a deploy, through `make run` (loopback only, bounded): 300 parallel
+`import` calls of distinct template codes while the 40-role, 8-category, 120-channel deploy runs.
+
+Printed: the flood's answers by status and cause (429 of a limit per user, 429 of the runner's own throttle, 503
+of the bot's share, 200 or 404 from the platform), the platform's requests and 429s during the flood, and the
+deploy's wall time (its first to its last platform request, from the sandbox's log) alone and with the flood.
+Each run starts its own runner, so each deploy meets a fresh sandbox.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import requests
+
+from bench.deploy import ALICE, BUILD_GUILD, REDIRECT_URI
+from bench.service import local_service
+
+FLOOD_CALLS = 300
+FLOOD_TIMEOUT_SECONDS = 120
+TEMPLATE_ROUTE = "/guilds/templates/{code}"
+
+
+def _sign_in(state: dict[str, Any], sandbox: str) -> dict[str, str]:
+    bearer = {"Authorization": f"Bearer {state['user_token']}"}
+    code = requests.post(f"{sandbox}/_sandbox/oauth/codes", json={"user_id": ALICE}, timeout=30).json()["code"]
+    answer = requests.post(
+        f"{state['base_url']}/functions/chatAuth",
+        json={"code": code, "redirect_uri": REDIRECT_URI},
+        headers=bearer,
+        timeout=60,
+    )
+    assert answer.status_code == 200, answer.text
+    return bearer
+
+
+def _import(url: str, bearer: dict[str, str], number: int) -> str:
+    """One flood call's outcome: its status, and for a 429 whose limit it is (or the runner's throttle)."""
+    body = {"action": "import", "template": f"flood{number:04d}"}
+    try:
+        answer = requests.post(url, json=body, headers=bearer, timeout=FLOOD_TIMEOUT_SECONDS)
+    except requests.RequestException as exc:
+        return f"no answer ({type(exc).__name__})"
+    if answer.status_code == 429:
+        return f"429 {answer.json().get('limit') or 'runner throttle'}"
+    return str(answer.status_code)
+
+
+def _deploy(flood: bool, config: dict[str, Any]) -> dict[str, Any]:
+    with local_service() as state:
+        sandbox = state["chat_api_base_url"].removesuffix("/api/v10")
+        bearer = _sign_in(state, sandbox)
+        url = f"{state['base_url']}/functions/deployToChat"
+        before = len(requests.get(f"{sandbox}/_sandbox/log", timeout=30).json()["requests"])
+        body = {"action": "deploy", "guild_id": BUILD_GUILD, "config": config}
+        body |= {"project_id": "bench", "project_name": "Bench"}
+        queued = requests.post(url, json=body, headers=bearer, timeout=60)
+        assert queued.status_code == 202, queued.text
+        outcomes: Counter[str] = Counter()
+        flood_span = (0.0, 0.0)
+        if flood:
+            started = time.time()
+            with ThreadPoolExecutor(max_workers=FLOOD_CALLS) as pool:
+                outcomes.update(pool.map(lambda n: _import(url, bearer, n), range(FLOOD_CALLS)))
+            flood_span = (started, time.time())
+        while True:
+            info = requests.post(url, json={"action": "info", "project_id": "bench"}, headers=bearer, timeout=60)
+            if info.status_code == 200 and info.json()["status"] in ("succeeded", "partial", "failed"):
+                break
+            time.sleep(0.5)
+        log = requests.get(f"{sandbox}/_sandbox/log", timeout=30).json()["requests"][before:]
+    worker = [entry for entry in log if entry["path"].startswith(f"/guilds/{BUILD_GUILD}")]
+    flood_requests = [entry for entry in log if entry["route"] == TEMPLATE_ROUTE]
+    during = [entry for entry in log if flood_span[0] <= entry["time"] <= flood_span[1]]
+    return {
+        "status": info.json()["status"],
+        "wall": worker[-1]["time"] - worker[0]["time"],
+        "worker_429": sum(1 for entry in worker if entry["status"] == 429),
+        "outcomes": outcomes,
+        "flood_requests": len(flood_requests),
+        "flood_429": sum(1 for entry in flood_requests if entry["status"] == 429),
+        "all_429_during": sum(1 for entry in during if entry["status"] == 429),
+        "flood_seconds": flood_span[1] - flood_span[0],
+        "peak_per_second": max(Counter(int(entry["time"]) for entry in log).values(), default=0),
+    }
+
+
+def run() -> None:
+    from local.samples import large_community
+
+    config = large_community(roles=40, categories=8, channels=120)
+    print("\nThe 40-role deploy alone, through make run (starting the runner) ...", flush=True)
+    alone = _deploy(False, config)
+    print(f"  {alone['status']}: worker wall time {alone['wall']:.1f} s, platform 429s {alone['worker_429']}")
+    print(f"\nThe same deploy with {FLOOD_CALLS} parallel imports by its user (a fresh runner) ...", flush=True)
+    flooded = _deploy(True, config)
+    print(f"  {flooded['status']}: worker wall time {flooded['wall']:.1f} s, platform 429s {flooded['worker_429']}")
+    print(f"  flood answers in {flooded['flood_seconds']:.1f} s:")
+    for outcome, count in sorted(flooded["outcomes"].items()):
+        print(f"    {outcome}: {count}")
+    print(
+        f"  the flood's platform requests: {flooded['flood_requests']}, of which 429: {flooded['flood_429']};"
+        f" platform 429s of any request during the flood: {flooded['all_429_during']}"
+    )
+    print(f"  the bot's busiest second at the platform: {flooded['peak_per_second']} requests (its global limit: 50)")
+    change = flooded["wall"] / alone["wall"] - 1 if alone["wall"] else 0.0
+    print(f"  the deploy's wall time with the flood: {change:+.1%} of its time alone")

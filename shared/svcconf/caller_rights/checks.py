@@ -1,0 +1,187 @@
+"""What the caller may do to each object of a plan: the platform's rules for people (docs/04-chat-platform.md,
+"What a caller may do"), checked per plan item before anything is queued, and again when a deployment runs.
+
+Pure: the caller's standing, the guild as they see it and the plan in, one refusal per object out. Every kind of
+item (role, category, channel, overwrite, settings) and every action but `keep` (create, update with its renames,
+moves and reorders, delete) needs its permission; roles only strictly below the caller's highest; what a role, an
+@everyone or an overwrite grants only what the caller holds (there: in that channel); a channel the caller cannot
+view is never touched. The owner may do everything; ADMINISTRATOR everything but pass the role hierarchy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from svcconf.caller_rights.standing import CallerStanding
+from svcconf.chat import Channel, Role
+from svcconf.config import EVERYONE, PERMISSION_BITS, from_bitfield
+from svcconf.deploy_engine.live import LiveGuild
+from svcconf.deploy_engine.steps import (
+    KIND_GROUPS,
+    ChannelStep,
+    DeploymentPlan,
+    PlanItem,
+    ReorderRoles,
+    RoleStep,
+    role_key,
+)
+from svcconf.errors import FieldError
+
+MANAGE_ROLES = 1 << PERMISSION_BITS["MANAGE_ROLES"]
+MANAGE_CHANNELS = 1 << PERMISSION_BITS["MANAGE_CHANNELS"]
+MANAGE_GUILD = 1 << PERMISSION_BITS["MANAGE_GUILD"]
+EVERYONE_ROLE_KEY = role_key(EVERYONE)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One reason the platform would refuse the caller one object: `obj` the object's plan key (its reasons are
+    joined), `field` the most precise configuration path."""
+
+    obj: str
+    field: str
+    message: str
+
+
+def plan_refusals(standing: CallerStanding, live: LiveGuild, plan: DeploymentPlan) -> list[FieldError]:
+    """Every object of the plan the caller may not change, one detail each (its reasons joined), plan order."""
+    if standing.owner:
+        return []
+    by_object: dict[str, list[Refusal]] = {}
+    for refusal in [*_item_refusals(standing, live, plan), *_step_refusals(standing, live, plan)]:
+        by_object.setdefault(refusal.obj, []).append(refusal)
+    return [
+        FieldError(field=refusals[0].field, message="; ".join(dict.fromkeys(r.message for r in refusals)))
+        for refusals in by_object.values()
+    ]
+
+
+# ---------------------------------------------------------------- per item: permission, hierarchy, visibility
+
+
+def _item_refusals(standing: CallerStanding, live: LiveGuild, plan: DeploymentPlan) -> Iterator[Refusal]:
+    for item in plan.items:
+        if item.action == "keep":
+            continue
+        if item.kind == "role":
+            yield from _role_item(standing, live, plan, item)
+        elif item.kind in ("category", "channel"):
+            yield from _channel_item(standing, live, plan, item)
+        elif item.kind == "overwrite":
+            yield from _overwrite_item(standing, live, plan, item)
+        elif not standing.holds(MANAGE_GUILD):  # settings, the server's name among them
+            yield Refusal(item.key, item.field, "you need MANAGE_GUILD to change the server's settings and name")
+
+
+def _where(item: PlanItem) -> str:
+    """The item's configuration path; a delete of an object the configuration does not name has none: its group."""
+    return item.field or KIND_GROUPS[item.kind]
+
+
+def _object_id(plan: DeploymentPlan, item: PlanItem) -> str | None:
+    """The live id of the object an item changes: its own `id` when the plan carries one, else the match."""
+    return getattr(item, "id", None) or plan.ids.get(item.key)
+
+
+def _live_role(live: LiveGuild, plan: DeploymentPlan, item: PlanItem) -> Role | None:
+    if item.key == EVERYONE_ROLE_KEY:
+        return live.everyone
+    object_id = _object_id(plan, item)
+    return next((role for role in live.roles if role.id == object_id), None)
+
+
+def _role_item(standing: CallerStanding, live: LiveGuild, plan: DeploymentPlan, item: PlanItem) -> Iterator[Refusal]:
+    if not standing.holds(MANAGE_ROLES):
+        yield Refusal(item.key, _where(item), "you need MANAGE_ROLES to create, change, reorder or delete roles")
+        return
+    role = _live_role(live, plan, item)
+    if role is not None and not role.is_everyone(live.id) and not standing.outranks(role):
+        yield Refusal(item.key, _where(item), f"role '{role.name}' is not below your highest role")
+
+
+def _channel_item(standing: CallerStanding, live: LiveGuild, plan: DeploymentPlan, item: PlanItem) -> Iterator[Refusal]:
+    channel = live.channel(_object_id(plan, item))
+    if item.action != "create" and channel is None:
+        # Matched in the full guild but not in the caller's view: it does not exist for them.
+        yield Refusal(item.key, _where(item), "names a channel you cannot view in this server")
+        return
+    if not _permissions_where(standing, live, channel) & MANAGE_CHANNELS:
+        what = f"{item.kind} '{item.name}'" if not item.field else f"this {item.kind}"
+        yield Refusal(item.key, _where(item), f"you need MANAGE_CHANNELS to {item.action} {what}")
+
+
+def _overwrite_item(
+    standing: CallerStanding, live: LiveGuild, plan: DeploymentPlan, item: PlanItem
+) -> Iterator[Refusal]:
+    channel = live.channel(plan.ids.get(item.owner or ""))
+    if not _permissions_where(standing, live, channel) & MANAGE_ROLES:
+        yield Refusal(item.key, _where(item), "you need MANAGE_ROLES (Manage Permissions) to change overwrites there")
+
+
+def _permissions_where(standing: CallerStanding, live: LiveGuild, channel: Channel | None) -> int:
+    """The caller's permissions where an item acts: in its channel when it exists (an overwrite there may give or
+    take them), else server-wide (a new channel)."""
+    return standing.in_channel(live, channel) if channel is not None else standing.permissions
+
+
+# ---------------------------------------------------------------- per write: what is granted, what is moved
+
+
+def _step_refusals(standing: CallerStanding, live: LiveGuild, plan: DeploymentPlan) -> Iterator[Refusal]:
+    for step in plan.steps:
+        if isinstance(step, RoleStep):
+            new = int(step.payload.get("permissions", 0))
+            old = int(step.previous.get("permissions", 0))
+            missing = from_bitfield(new & ~old & ~standing.permissions)  # a role may keep what the caller lacks
+            if missing:
+                field = step.field if step.field == "everyone_permissions" else f"{step.field}.permissions"
+                yield Refusal(step.key, field, f"you do not hold {', '.join(missing)}")
+        elif isinstance(step, ChannelStep):
+            yield from _overwrite_grants(standing, live, plan, step)
+        elif isinstance(step, ReorderRoles):
+            yield from _reorder_refusals(standing, live, plan, step)
+
+
+def _overwrite_grants(
+    standing: CallerStanding, live: LiveGuild, plan: DeploymentPlan, step: ChannelStep
+) -> Iterator[Refusal]:
+    """An overwrite may allow or deny only what the caller holds in that channel: the bits it changes."""
+    held = _permissions_where(standing, live, live.channel(step.channel_id))
+    before = {entry["id"]: entry for entry in step.base_overwrites if entry.get("type", 0) == 0}
+    for spec in step.overwrites:
+        current = before.get(plan.ids.get(spec.target, ""))
+        old_allow, old_deny = (int(current["allow"]), int(current["deny"])) if current else (0, 0)
+        changed = (spec.allow ^ old_allow) | (spec.deny ^ old_deny)
+        missing = from_bitfield(changed & ~held)
+        if missing:
+            obj = f"overwrite:{step.key}:{spec.target}"
+            yield Refusal(obj, spec.field, f"you do not hold {', '.join(missing)} there")
+
+
+def _reorder_refusals(
+    standing: CallerStanding, live: LiveGuild, plan: DeploymentPlan, step: ReorderRoles
+) -> Iterator[Refusal]:
+    """A role moves only from and to below the caller's highest role; compared after the plan's creations, which
+    the platform puts at the bottom (so every existing role is one place higher per created role)."""
+    if not standing.holds(MANAGE_ROLES):
+        yield Refusal(step.key, step.field, "you need MANAGE_ROLES to create, change, reorder or delete roles")
+        return
+    roles = {role.id: role for role in live.roles}
+    created = sum(1 for entry in step.positions if entry.ref not in roles)
+    ceiling = standing.top_position + created
+    item_of = {plan.ids.get(item.key, item.key): item for item in plan.items if item.kind == "role"}
+    for entry in step.positions:
+        role = roles.get(entry.ref)
+        before = role.position + created if role is not None else 0
+        if before == entry.position:
+            continue
+        if max(before, entry.position) >= ceiling:
+            item = item_of.get(entry.ref)
+            field = _where(item) if item is not None else step.field
+            name = role.name if role is not None else "a new role"
+            yield Refusal(
+                item.key if item is not None else entry.ref,
+                f"{field}.position",
+                f"cannot move {name}: only roles below your highest role move",
+            )

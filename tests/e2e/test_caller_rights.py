@@ -1,0 +1,258 @@
+"""What a caller may do to a server, through `make run`: each seeded caller of the sandbox's rights lab (the owner,
+an administrator, a MANAGE_GUILD-only manager, a manager with MANAGE_ROLES and MANAGE_CHANNELS too but a low role) ×
+each kind of change, answered as the platform's own client would answer that person, with zero writes on every
+refusal; bob's escalations, the hidden channel, and a dangerous grant that needs an acknowledgement."""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import requests
+
+from local.settings import LOCAL_JWT_SECRET
+from local.tokens import issue_token
+from tests.helpers.e2e_deployer import DEPLOY_TIMEOUT_SECONDS, REDIRECT_URI, WRITES
+
+if TYPE_CHECKING:
+    from tests.helpers.local_service import LocalService
+
+pytestmark = pytest.mark.e2e
+
+LAB = "1191000000000001006"
+CALLERS = {  # name -> (chat user id, standing)
+    "carol": ("1191000000000000103", "owner"),
+    "alice": ("1191000000000000101", "administrator"),
+    "bob": ("1191000000000000102", "MANAGE_GUILD only"),
+    "dave": ("1191000000000000104", "manager, low top role"),
+}
+HIDDEN_NAME, HIDDEN_TOPIC = "staff-secrets", "the raise list"
+
+Config = dict[str, Any]
+
+
+class Caller:
+    """One seeded user of the sandbox, signed in to the service with their own bearer token and linked."""
+
+    def __init__(self, service: LocalService, name: str):
+        self.service, self.name = service, name
+        self.chat_id = CALLERS[name][0]
+        self.sandbox = service.state["chat_api_base_url"].removesuffix("/api/v10")
+        env = service.state["env"]
+        token = issue_token(
+            LOCAL_JWT_SECRET,
+            f"rights-{name}",
+            issuer=env.get("SVC_JWT_ISSUER") or None,
+            audience=env.get("SVC_JWT_AUDIENCE") or None,
+        )
+        self.bearer = {"Authorization": f"Bearer {token}"}
+        minted = requests.post(f"{self.sandbox}/_sandbox/oauth/codes", json={"user_id": self.chat_id}, timeout=30)
+        linked = self.call("chatAuth", {"code": minted.json()["code"], "redirect_uri": REDIRECT_URI})
+        assert linked.status_code == 200, linked.text
+
+    def call(self, operation: str, body: Config) -> requests.Response:
+        return requests.post(self.service.url(operation), json=body, headers=self.bearer, timeout=60)
+
+    def export(self) -> requests.Response:
+        return self.call("deployToChat", {"action": "export", "guild_id": LAB})
+
+    def deploy(self, config: Config, *, dry_run: bool = False, **extra: Any) -> requests.Response:
+        body = {"action": "deploy", "guild_id": LAB, "project_id": f"rights-{self.name}", "project_name": "Rights"}
+        return self.call("deployToChat", {**body, "config": config, "dry_run": dry_run, **extra})
+
+    def finished(self) -> dict[str, Any]:
+        deadline = time.monotonic() + DEPLOY_TIMEOUT_SECONDS
+        while time.monotonic() < deadline:
+            info = self.call("deployToChat", {"action": "info", "project_id": f"rights-{self.name}"}).json()
+            if info["status"] in ("succeeded", "partial", "failed"):
+                return info
+            time.sleep(0.5)
+        raise AssertionError(f"not finished within {DEPLOY_TIMEOUT_SECONDS} s")
+
+
+@pytest.fixture(scope="module")
+def callers(local_service: LocalService) -> dict[str, Caller]:
+    return {name: Caller(local_service, name) for name in CALLERS}
+
+
+def sandbox_log(caller: Caller) -> list[dict[str, Any]]:
+    return requests.get(f"{caller.sandbox}/_sandbox/log", timeout=30).json()["requests"]
+
+
+def lab_guild(caller: Caller) -> dict[str, Any]:
+    return requests.get(f"{caller.sandbox}/_sandbox/guilds/{LAB}", timeout=30).json()
+
+
+def named(objects: list[Config], name: str) -> Config:
+    [found] = [item for item in objects if item["name"] == name]
+    return found
+
+
+def _role(config: Config, name: str) -> Config:
+    return named(config["roles"], name)
+
+
+def _channel(config: Config, name: str) -> Config:
+    everywhere = [*config["channels"], *(c for category in config["categories"] for c in category["channels"])]
+    return named(everywhere, name)
+
+
+def create_role(config: Config) -> None:
+    config["roles"].append({"name": "Greeters", "permissions": ["SEND_MESSAGES"]})
+
+
+def update_role(config: Config) -> None:
+    _role(config, "Members")["color"] = "#2ECC71"
+
+
+def reorder_roles(config: Config) -> None:
+    roles = config["roles"]
+    managers, members = roles.index(_role(config, "Managers")), roles.index(_role(config, "Members"))
+    roles[managers], roles[members] = roles[members], roles[managers]
+
+
+def create_channel(config: Config) -> None:
+    config["channels"].append({"name": "news-desk", "topic": "What is new"})
+
+
+def update_channel(config: Config) -> None:
+    _channel(config, "lounge")["topic"] = "Sit down"
+
+
+def create_overwrite(config: Config) -> None:
+    _channel(config, "lounge").setdefault("overwrites", []).append({"role": "Members", "allow": ["SEND_MESSAGES"]})
+
+
+def update_overwrite(config: Config) -> None:
+    [members] = [o for o in _channel(config, "general")["overwrites"] if o["role"] == "Members"]
+    members["allow"] = ["SEND_MESSAGES", "ADD_REACTIONS"]
+
+
+def grant_above(config: Config) -> None:
+    config["roles"].append({"name": "Wardens", "permissions": ["BAN_MEMBERS"]})
+
+
+def settings(config: Config) -> None:
+    config.setdefault("settings", {})["verification_level"] = "high"
+
+
+# change -> (how, who the platform's client lets make it)
+CHANGES: dict[str, tuple[Callable[[Config], None], set[str]]] = {
+    "create a role": (create_role, {"carol", "alice", "dave"}),
+    "update a role (above dave)": (update_role, {"carol", "alice"}),
+    "reorder roles (above dave)": (reorder_roles, {"carol", "alice"}),
+    "create a channel": (create_channel, {"carol", "alice", "dave"}),
+    "update a channel": (update_channel, {"carol", "alice", "dave"}),
+    "create an overwrite": (create_overwrite, {"carol", "alice", "dave"}),
+    "update an overwrite": (update_overwrite, {"carol", "alice", "dave"}),
+    "grant above the caller (BAN_MEMBERS)": (grant_above, {"carol", "alice"}),
+    "settings": (settings, {"carol", "alice", "bob", "dave"}),
+}
+
+
+def test_each_caller_gets_what_the_platforms_client_would_answer_them_with_zero_writes_on_refusals(
+    callers: dict[str, Caller],
+) -> None:
+    rows: list[str] = []
+    wrong: list[str] = []
+    for change, (apply, allowed) in CHANGES.items():
+        cells = []
+        for name, caller in callers.items():
+            exported = caller.export()
+            assert exported.status_code == 200, exported.text
+            probe = copy.deepcopy(exported.json()["config"])
+            apply(probe)
+            before, log_size = lab_guild(caller), len(sandbox_log(caller))
+            answer = caller.deploy(probe, dry_run=name in allowed)
+            writes = [e for e in sandbox_log(caller)[log_size:] if e["method"] in WRITES]
+            if name in allowed:
+                ok = answer.status_code == 200 and answer.json()["status"] == "planned"
+                cells.append(f"{answer.status_code} planned" if ok else f"!! {answer.status_code}")
+            else:
+                details = answer.json().get("details", [])
+                ok = answer.status_code == 403 and bool(details) and not writes and lab_guild(caller) == before
+                cells.append(f"403 {details[0]['field']}" if ok else f"!! {answer.status_code} {answer.text[:80]}")
+            if not ok:
+                wrong.append(f"{change} / {name}: {answer.status_code} {answer.text[:300]} writes={writes}")
+        rows.append(f"{change:<38}" + "".join(f"{cell:<44}" for cell in cells))
+    header = f"{'change':<38}" + "".join(f"{name + ' (' + CALLERS[name][1] + ')':<44}" for name in callers)
+    print("\n" + "\n".join([header, *rows]))
+    assert wrong == []
+
+
+def test_bobs_two_escalations_are_refused_naming_the_field_and_leave_the_guild_unchanged(
+    callers: dict[str, Caller],
+) -> None:
+    bob = callers["bob"]
+    config = bob.export().json()["config"]
+    before, log_size = lab_guild(bob), len(sandbox_log(bob))
+
+    everyone = copy.deepcopy(config)
+    everyone["everyone_permissions"] = [*everyone["everyone_permissions"], "MANAGE_CHANNELS", "MANAGE_ROLES"]
+    refused = bob.deploy(everyone)
+    assert refused.status_code == 403, refused.text
+    [detail] = refused.json()["details"]
+    assert detail["field"] == "everyone_permissions"
+    assert "you do not hold MANAGE_CHANNELS, MANAGE_ROLES" in detail["message"]
+
+    own_role = copy.deepcopy(config)
+    managers = _role(own_role, "Managers")
+    managers["permissions"] = [*managers["permissions"], "MANAGE_CHANNELS", "MANAGE_ROLES"]
+    refused = bob.deploy(own_role)
+    assert refused.status_code == 403, refused.text
+    [detail] = refused.json()["details"]
+    assert detail["field"] == f"roles[{own_role['roles'].index(managers)}]"
+    assert "MANAGE_ROLES" in detail["message"]
+
+    assert lab_guild(bob) == before
+    assert [e for e in sandbox_log(bob)[log_size:] if e["method"] in WRITES] == []
+
+
+def test_a_manage_guild_manager_never_sees_the_hidden_channel_and_their_deploy_leaves_it(
+    callers: dict[str, Caller],
+) -> None:
+    bob = callers["bob"]
+    exported = bob.export()
+    planned = bob.deploy(exported.json()["config"], dry_run=True)
+    for answer in (exported, planned):
+        assert answer.status_code == 200, answer.text
+        assert HIDDEN_NAME not in answer.text
+        assert HIDDEN_TOPIC not in answer.text
+    assert "hidden-channels" in {w["rule"] for w in exported.json()["warnings"]}
+    assert "hidden-channels" in {w["rule"] for w in planned.json()["warnings"]}
+    # A configuration naming it is a preflight problem, and deploying what bob sees leaves it as it is.
+    naming = copy.deepcopy(exported.json()["config"])
+    naming["channels"].append({"name": HIDDEN_NAME, "topic": "bob's guess"})
+    refused = bob.deploy(naming)
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["details"][0]["field"] == f"channels[{len(naming['channels']) - 1}]"
+    queued = bob.deploy(exported.json()["config"])
+    assert queued.status_code == 202, queued.text
+    assert bob.finished()["status"] == "succeeded"
+    hidden = named(lab_guild(bob)["channels"], HIDDEN_NAME)
+    assert hidden["topic"] == HIDDEN_TOPIC
+
+
+def test_granting_everyone_ban_members_needs_the_rules_acknowledgement(callers: dict[str, Caller]) -> None:
+    carol = callers["carol"]
+    config = carol.export().json()["config"]
+    config["everyone_permissions"] = [*config["everyone_permissions"], "BAN_MEMBERS"]
+    planned = carol.deploy(config, dry_run=True)
+    assert "everyone-permissions-dangerous" in {w["rule"] for w in planned.json()["warnings"]}
+    log_size = len(sandbox_log(carol))
+    refused = carol.deploy(config)
+    assert refused.status_code == 409, refused.text
+    assert [(d["field"], d["rule"]) for d in refused.json()["details"]] == [
+        ("everyone_permissions", "everyone-permissions-dangerous")
+    ]
+    assert [e for e in sandbox_log(carol)[log_size:] if e["method"] in WRITES] == []
+    queued = carol.deploy(config, acknowledge=["everyone-permissions-dangerous"])
+    assert queued.status_code == 202, queued.text
+    assert "everyone-permissions-dangerous" in {w.get("rule") for w in queued.json()["warnings"]}
+    assert carol.finished()["status"] == "succeeded"
+    everyone = named(lab_guild(carol)["roles"], "@everyone")
+    assert int(everyone["permissions"]) & (1 << 2), json.dumps(everyone)

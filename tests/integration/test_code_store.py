@@ -1,0 +1,107 @@
+"""The deployment codes at their store (moto's table): consumed once and never twice, unusable once expired."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import boto3
+import pytest
+
+from svcconf import codes
+from svcconf.errors import CodeBoundToAnotherUser, CodeNotFound
+from svcconf.settings import get_settings
+from svcconf.store.codes import CodeRecord, CodeRepository
+
+CONFIG = {"name": "Study Hall", "roles": [{"name": "Tutors"}], "categories": [], "channels": []}
+NOW = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
+CODE = "SVC-AB12-CD34"
+
+
+def record(code: str = CODE, *, expires_at: datetime = NOW + timedelta(hours=1), user: str | None = None) -> CodeRecord:
+    return CodeRecord(
+        code=code,
+        project_id="proj-1",
+        project_name="Study Hall",
+        configuration=CONFIG,
+        chat_user_id=user,
+        created_at=NOW - timedelta(hours=1),
+        expires_at=expires_at,
+    )
+
+
+@pytest.fixture
+def store(aws) -> CodeRepository:
+    return CodeRepository(get_settings().codes_table)
+
+
+def stored_item(code: str) -> dict | None:
+    return boto3.resource("dynamodb").Table(get_settings().codes_table).get_item(Key={"code": code}).get("Item")
+
+
+def test_a_code_is_consumed_once_and_a_second_consume_gets_nothing(store: CodeRepository):
+    store.insert(record())
+
+    first = store.consume(CODE, NOW)
+    second = store.consume(CODE, NOW + timedelta(seconds=1))
+
+    assert first is not None
+    assert (first.code, first.configuration, first.consumed_at) == (CODE, CONFIG, NOW)
+    assert second is None
+    assert stored_item(CODE)["consumed_at"] == NOW.isoformat()  # the first consume's time, not overwritten
+
+
+def test_an_unknown_code_is_not_consumed_and_no_item_is_written(store: CodeRepository):
+    assert store.consume("SVC-NONE-NONE", NOW) is None
+    assert stored_item("SVC-NONE-NONE") is None
+
+
+def test_a_code_is_not_consumed_at_or_after_its_expiry(store: CodeRepository):
+    store.insert(record(expires_at=NOW))
+
+    assert store.consume(CODE, NOW) is None
+    assert "consumed_at" not in stored_item(CODE)
+
+
+def test_a_code_is_usable_until_the_instant_it_expires():
+    assert record(expires_at=NOW + timedelta(seconds=1)).is_usable(NOW)
+    assert not record(expires_at=NOW).is_usable(NOW)
+    assert not record().model_copy(update={"consumed_at": NOW}).is_usable(NOW)
+
+
+def test_an_existing_code_is_not_overwritten_by_an_insert(store: CodeRepository):
+    assert store.insert(record(user="1191000000000000101")) is True
+    assert store.insert(record().model_copy(update={"project_id": "proj-2"})) is False
+
+    stored = store.get(CODE)
+    assert stored is not None
+    assert (stored.project_id, stored.chat_user_id, stored.configuration) == ("proj-1", "1191000000000000101", CONFIG)
+    assert stored_item(CODE)["expiration"] == int((NOW + timedelta(hours=1)).timestamp())
+
+
+def test_resolving_with_consume_gives_the_configuration_once_then_not_found(aws):
+    minted = codes.mint_code("proj-1", "Study Hall", CONFIG)
+
+    resolved = codes.resolve_code(minted.code, consume=True)
+
+    assert (resolved.configuration, resolved.project_name, resolved.project_id) == (CONFIG, "Study Hall", "proj-1")
+    assert resolved.expires_at == minted.expires_at
+    with pytest.raises(CodeNotFound):
+        codes.resolve_code(minted.code, consume=True)
+
+
+def test_resolving_without_consume_leaves_the_code_usable(aws):
+    minted = codes.mint_code("proj-1", "Study Hall", CONFIG)
+
+    codes.resolve_code(minted.code)
+
+    assert "consumed_at" not in stored_item(minted.code)
+    assert codes.resolve_code(minted.code, consume=True).configuration == CONFIG
+
+
+def test_a_code_bound_to_a_user_resolves_for_that_user_only(aws):
+    minted = codes.mint_code("proj-1", "Study Hall", CONFIG, chat_user_id="1191000000000000101")
+
+    with pytest.raises(CodeBoundToAnotherUser):
+        codes.resolve_code(minted.code, user_id="1191000000000000202", consume=True)
+    assert "consumed_at" not in stored_item(minted.code)  # a refused caller consumes nothing
+    assert codes.resolve_code(minted.code, consume=True).project_id == "proj-1"  # no user named: not checked

@@ -284,7 +284,7 @@ def test_of_two_live_roles_with_the_configurations_name_the_highest_is_the_one_u
 
     plan = plan_deployment(guild.build(), config)
 
-    (step,) = plan.steps
+    (step,) = [step for step in plan.steps if step.op == "update_role"]  # the server's name is a step of its own
     assert (step.op, step.role_id, step.payload) == ("update_role", highest, {"mentionable": True})
 
 
@@ -296,5 +296,5 @@ def test_a_live_role_of_the_exact_name_wins_over_a_higher_one_that_differs_in_ca
 
     plan = plan_deployment(guild.build(), config)
 
-    (step,) = plan.steps
+    (step,) = [step for step in plan.steps if step.op == "update_role"]  # the server's name is a step of its own
     assert (step.op, step.role_id, step.payload) == ("update_role", exact, {"mentionable": True})

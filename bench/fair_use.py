@@ -17,9 +17,10 @@ from typing import Any
 import requests
 
 from bench.deploy import ALICE, BUILD_GUILD, REDIRECT_URI
+from bench.quick import scaled
 from bench.service import local_service
 
-FLOOD_CALLS = 300
+FLOOD_CALLS = scaled(300, 20)
 FLOOD_TIMEOUT_SECONDS = 120
 TEMPLATE_ROUTE = "/guilds/templates/{code}"
 
@@ -91,8 +92,9 @@ def _deploy(flood: bool, config: dict[str, Any]) -> dict[str, Any]:
 def run() -> None:
     from local.samples import large_community
 
-    config = large_community(roles=40, categories=8, channels=120)
-    print("\nThe 40-role deploy alone, through make run (starting the runner) ...", flush=True)
+    size = scaled(40, 4), scaled(8, 2), scaled(120, 6)  # roles, categories, channels
+    config = large_community(*size)
+    print(f"\nThe {size[0]}-role deploy alone, through make run (starting the runner) ...", flush=True)
     alone = _deploy(False, config)
     print(f"  {alone['status']}: worker wall time {alone['wall']:.1f} s, platform 429s {alone['worker_429']}")
     print(f"\nThe same deploy with {FLOOD_CALLS} parallel imports by its user (a fresh runner) ...", flush=True)

@@ -81,7 +81,7 @@ browser:
 
 sam-venv: $(SAM_VENV)/.installed  ## SAM CLI in its own virtualenv (.venv-sam)
 
-run: venv node-tools  ## the service on http://127.0.0.1:PORT_NOW (PORT=3107 for another) with moto and the sandbox
+run: venv node-tools  ## the service on http://127.0.0.1:PORT_NOW (set PORT for another) with moto and the chat sandbox
 	$(PY) -m local.run
 
 invoke: venv  ## one function once with one event, no Docker: make invoke FN=<operation> [EVENT=events/<operation>.json]

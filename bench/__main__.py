@@ -19,6 +19,7 @@ PIECES = [
     "chat_rate_limits",
     "guilds",
     "config_lint",
+    "caller_rights",
     "answer_size",
     "deploy",
     "fair_use",

@@ -96,9 +96,16 @@ def _role(config: Config, name: str) -> Config:
     return named(config["roles"], name)
 
 
+def _channels(config: Config) -> list[Config]:
+    return [*config["channels"], *(c for category in config["categories"] for c in category["channels"])]
+
+
 def _channel(config: Config, name: str) -> Config:
-    everywhere = [*config["channels"], *(c for category in config["categories"] for c in category["channels"])]
-    return named(everywhere, name)
+    return named(_channels(config), name)
+
+
+def _overwrites(config: Config) -> list[Config]:
+    return [o for holder in [*config["categories"], *_channels(config)] for o in holder.get("overwrites", [])]
 
 
 def create_role(config: Config) -> None:
@@ -109,10 +116,23 @@ def update_role(config: Config) -> None:
     _role(config, "Members")["color"] = "#2ECC71"
 
 
+def rename_role(config: Config) -> None:
+    _role(config, "Members")["name"] = "Regulars"  # its id stays: the same role
+    for overwrite in _overwrites(config):
+        if overwrite["role"] == "Members":
+            overwrite["role"] = "Regulars"
+
+
 def reorder_roles(config: Config) -> None:
     roles = config["roles"]
     managers, members = roles.index(_role(config, "Managers")), roles.index(_role(config, "Members"))
     roles[managers], roles[members] = roles[members], roles[managers]
+
+
+def delete_role(config: Config) -> None:
+    config["roles"].remove(_role(config, "Members"))
+    for channel in _channels(config):
+        channel["overwrites"] = [o for o in channel.get("overwrites", []) if o["role"] != "Members"]
 
 
 def create_channel(config: Config) -> None:
@@ -121,6 +141,20 @@ def create_channel(config: Config) -> None:
 
 def update_channel(config: Config) -> None:
     _channel(config, "lounge")["topic"] = "Sit down"
+
+
+def rename_channel(config: Config) -> None:
+    _channel(config, "lounge")["name"] = "parlour"
+
+
+def move_channel(config: Config) -> None:
+    lounge = _channel(config, "lounge")
+    config["channels"].remove(lounge)
+    named(config["categories"], "Hall")["channels"].append(lounge)
+
+
+def delete_channel(config: Config) -> None:
+    config["channels"].remove(_channel(config, "lounge"))
 
 
 def create_overwrite(config: Config) -> None:
@@ -136,22 +170,48 @@ def grant_above(config: Config) -> None:
     config["roles"].append({"name": "Wardens", "permissions": ["BAN_MEMBERS"]})
 
 
+def overwrite_grant_above(config: Config) -> None:
+    _channel(config, "lounge").setdefault("overwrites", []).append({"role": "Members", "allow": ["BAN_MEMBERS"]})
+
+
 def settings(config: Config) -> None:
     config.setdefault("settings", {})["verification_level"] = "high"
 
 
-# change -> (how, who the platform's client lets make it)
-CHANGES: dict[str, tuple[Callable[[Config], None], set[str]]] = {
-    "create a role": (create_role, {"carol", "alice", "dave"}),
-    "update a role (above dave)": (update_role, {"carol", "alice"}),
-    "reorder roles (above dave)": (reorder_roles, {"carol", "alice"}),
-    "create a channel": (create_channel, {"carol", "alice", "dave"}),
-    "update a channel": (update_channel, {"carol", "alice", "dave"}),
-    "create an overwrite": (create_overwrite, {"carol", "alice", "dave"}),
-    "update an overwrite": (update_overwrite, {"carol", "alice", "dave"}),
-    "grant above the caller (BAN_MEMBERS)": (grant_above, {"carol", "alice"}),
-    "settings": (settings, {"carol", "alice", "bob", "dave"}),
+P, KEPT, NO = "planned", "kept", "403"
+# change -> (how, whether it prunes, what the platform's client answers carol, alice, bob and dave)
+CHANGES: dict[str, tuple[Callable[[Config], None], bool, tuple[str, str, str, str]]] = {
+    "create a role": (create_role, False, (P, P, NO, P)),
+    "update a role (above dave)": (update_role, False, (P, P, NO, NO)),
+    "rename a role (above dave)": (rename_role, False, (P, P, NO, NO)),
+    "reorder roles (above dave)": (reorder_roles, False, (P, P, NO, NO)),
+    "delete a role (above dave)": (delete_role, True, (P, P, NO, KEPT)),
+    "create a channel": (create_channel, False, (P, P, NO, P)),
+    "update a channel": (update_channel, False, (P, P, NO, P)),
+    "rename a channel": (rename_channel, False, (P, P, NO, P)),
+    "move a channel": (move_channel, False, (P, P, NO, P)),
+    "delete a channel": (delete_channel, True, (P, P, NO, P)),
+    "create an overwrite": (create_overwrite, False, (P, P, NO, P)),
+    "update an overwrite": (update_overwrite, False, (P, P, NO, P)),
+    "grant above the caller (BAN_MEMBERS)": (grant_above, False, (P, P, NO, NO)),
+    "overwrite above the caller (BAN)": (overwrite_grant_above, False, (P, P, NO, NO)),
+    "settings": (settings, False, (P, P, P, P)),
 }
+
+
+def _cell(expected: str, answer: requests.Response, unchanged: bool) -> tuple[bool, str]:
+    """Whether the answer is what the platform's client would give, and the matrix's cell."""
+    body = answer.json()
+    if expected == NO:
+        details = body.get("details") or [{"field": "?"}]
+        return answer.status_code == 403 and unchanged, f"{answer.status_code} {details[0]['field']}"
+    if answer.status_code != 200:
+        return False, f"{answer.status_code} {body.get('message', '')[:30]}"
+    changed = [item for item in body["plan"] if item["action"] != "keep"]
+    kept = [w for w in body["warnings"] if w["rule"] == "kept"]
+    if expected == KEPT:
+        return bool(kept) and not any(item["action"] == "delete" for item in changed), "200 kept (warned)"
+    return bool(changed), f"200 {', '.join(sorted({item['action'] for item in changed}))}"
 
 
 def test_each_caller_gets_what_the_platforms_client_would_answer_them_with_zero_writes_on_refusals(
@@ -159,25 +219,18 @@ def test_each_caller_gets_what_the_platforms_client_would_answer_them_with_zero_
 ) -> None:
     rows: list[str] = []
     wrong: list[str] = []
-    for change, (apply, allowed) in CHANGES.items():
+    for change, (apply, prune, expected) in CHANGES.items():
         cells = []
-        for name, caller in callers.items():
-            exported = caller.export()
-            assert exported.status_code == 200, exported.text
-            probe = copy.deepcopy(exported.json()["config"])
+        for (name, caller), outcome in zip(callers.items(), expected, strict=True):
+            probe = copy.deepcopy(caller.export().json()["config"])
             apply(probe)
             before, log_size = lab_guild(caller), len(sandbox_log(caller))
-            answer = caller.deploy(probe, dry_run=name in allowed)
+            answer = caller.deploy(probe, dry_run=outcome != NO, prune=prune)
             writes = [e for e in sandbox_log(caller)[log_size:] if e["method"] in WRITES]
-            if name in allowed:
-                ok = answer.status_code == 200 and answer.json()["status"] == "planned"
-                cells.append(f"{answer.status_code} planned" if ok else f"!! {answer.status_code}")
-            else:
-                details = answer.json().get("details", [])
-                ok = answer.status_code == 403 and bool(details) and not writes and lab_guild(caller) == before
-                cells.append(f"403 {details[0]['field']}" if ok else f"!! {answer.status_code} {answer.text[:80]}")
+            ok, cell = _cell(outcome, answer, unchanged=not writes and lab_guild(caller) == before)
+            cells.append(cell if ok else f"!! {cell}")
             if not ok:
-                wrong.append(f"{change} / {name}: {answer.status_code} {answer.text[:300]} writes={writes}")
+                wrong.append(f"{change} / {name}: {answer.status_code} {answer.text[:400]} writes={writes}")
         rows.append(f"{change:<38}" + "".join(f"{cell:<44}" for cell in cells))
     header = f"{'change':<38}" + "".join(f"{name + ' (' + CALLERS[name][1] + ')':<44}" for name in callers)
     print("\n" + "\n".join([header, *rows]))
@@ -212,28 +265,30 @@ def test_bobs_two_escalations_are_refused_naming_the_field_and_leave_the_guild_u
     assert [e for e in sandbox_log(bob)[log_size:] if e["method"] in WRITES] == []
 
 
-def test_a_manage_guild_manager_never_sees_the_hidden_channel_and_their_deploy_leaves_it(
-    callers: dict[str, Caller],
+@pytest.mark.parametrize("name", ["bob", "dave"])
+def test_a_manager_never_sees_the_hidden_channel_and_their_prune_leaves_it(
+    callers: dict[str, Caller], name: str
 ) -> None:
-    bob = callers["bob"]
-    exported = bob.export()
-    planned = bob.deploy(exported.json()["config"], dry_run=True)
+    # bob holds MANAGE_GUILD only; dave could delete channels (MANAGE_CHANNELS): neither can view staff-secrets
+    caller = callers[name]
+    exported = caller.export()
+    planned = caller.deploy(exported.json()["config"], dry_run=True, prune=True)
     for answer in (exported, planned):
         assert answer.status_code == 200, answer.text
         assert HIDDEN_NAME not in answer.text
         assert HIDDEN_TOPIC not in answer.text
-    assert "hidden-channels" in {w["rule"] for w in exported.json()["warnings"]}
-    assert "hidden-channels" in {w["rule"] for w in planned.json()["warnings"]}
-    # A configuration naming it is a preflight problem, and deploying what bob sees leaves it as it is.
+        assert "hidden-channels" in {w["rule"] for w in answer.json()["warnings"]}
+    assert [item for item in planned.json()["plan"] if item["action"] == "delete"] == []
+    # A configuration naming it is a preflight problem, and a prune of what they see leaves it as it is.
     naming = copy.deepcopy(exported.json()["config"])
-    naming["channels"].append({"name": HIDDEN_NAME, "topic": "bob's guess"})
-    refused = bob.deploy(naming)
+    naming["channels"].append({"name": HIDDEN_NAME, "topic": f"{name}'s guess"})
+    refused = caller.deploy(naming)
     assert refused.status_code == 409, refused.text
     assert refused.json()["details"][0]["field"] == f"channels[{len(naming['channels']) - 1}]"
-    queued = bob.deploy(exported.json()["config"])
+    queued = caller.deploy(exported.json()["config"], prune=True)
     assert queued.status_code == 202, queued.text
-    assert bob.finished()["status"] == "succeeded"
-    hidden = named(lab_guild(bob)["channels"], HIDDEN_NAME)
+    assert caller.finished()["status"] == "succeeded"
+    hidden = named(lab_guild(caller)["channels"], HIDDEN_NAME)
     assert hidden["topic"] == HIDDEN_TOPIC
 
 

@@ -54,3 +54,25 @@ def test_a_waiting_deployment_whose_caller_lost_manage_roles_ends_failed_and_wri
     assert writes(linked) == []
     crew = [r for r in linked.guild(RIGHTS_LAB)["roles"].values() if r["name"].startswith("Crew")]
     assert crew == []
+
+
+def test_a_rollback_its_caller_may_no_longer_make_is_refused_per_object_before_anything_is_queued(invoke, linked, aws):
+    # Given alice's finished deploy of three roles to the lab
+    queue = DeployQueue(aws)
+    queued = invoke("deployToChat", deploy_body(RIGHTS_LAB, CONFIG), headers=bearer(USER))
+    assert queued.status == 202, queued.body
+    queue.drain()
+    assert info(invoke)["status"] == "succeeded"
+    # When she holds only MANAGE_GUILD and asks to roll it back (its plan deletes the three roles)
+    with linked.lock:
+        linked.guilds[RIGHTS_LAB]["members"][ALICE_ID]["roles"] = [MANAGERS]
+    linked.clear_log()
+    body = {"action": "rollback", "project_id": "proj-1", "guild_id": RIGHTS_LAB}
+    refused = invoke("deployToChat", body, headers=bearer(USER))
+    # Then 403 names each role, nothing is queued and the roles stay
+    assert refused.status == 403, refused.body
+    assert len(refused.body["details"]) == 3
+    assert all("MANAGE_ROLES" in detail["message"] for detail in refused.body["details"])
+    assert queue.receive() == []
+    assert writes(linked) == []
+    assert info(invoke)["kind"] == "deploy"

@@ -354,3 +354,13 @@ def test_a_prune_keeps_roles_at_or_above_the_callers_highest_with_a_warning() ->
         kept = {w.message for w in plan.warnings if w.rule == "kept"}
         assert "role 'Admins' is kept: it is not below your highest role" in kept  # the top of both callers
         assert [r for r in plan_refusals(standing, view.live, plan) if r.field == "roles"] == []
+
+
+def test_a_member_overwrite_lets_one_caller_see_a_channel_hidden_from_their_roles() -> None:
+    guild = GuildBuilder()
+    hidden_from_all = [overwrite(GUILD_ID, deny=("VIEW_CHANNEL",))]
+    member = {"id": MANAGER, "type": 1, "allow": to_bitfield(["VIEW_CHANNEL"]), "deny": "0"}
+    guild.channel("desk", overwrites=[*hidden_from_all, member])
+    live = guild.build().model_copy(update={"owner_id": OWNER})
+    assert caller_view(live, standing_of(live, MANAGER, [])).hidden == []
+    assert [c.name for c in caller_view(live, standing_of(live, HELPER, [])).hidden] == ["desk"]

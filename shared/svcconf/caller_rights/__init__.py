@@ -1,7 +1,7 @@
 """What a caller may do to a server: the platform's own rules for people, applied before the bot acts for them.
 
 The bot holds more power than most of the people who use it; through the service a caller does to a server exactly
-what the platform's client would let them do themselves (docs/04-chat-platform.md, "What a caller may do"):
+what the platform's client would let them do themselves (docs/05-deploy-engine.md, "What a caller may do"):
 - `standing`: the caller's roles and permissions, read through the bot once per request, and the guild as they
   see it (channels they cannot view left out, counted in a `hidden-channels` warning);
 - `checks`: per object of a plan, the permission, the role hierarchy and what it grants;

@@ -1,4 +1,4 @@
-"""What the caller may do to each object of a plan: the platform's rules for people (docs/04-chat-platform.md,
+"""What the caller may do to each object of a plan: the platform's rules for people (docs/05-deploy-engine.md,
 "What a caller may do"), checked per plan item before anything is queued, and again when a deployment runs.
 
 Pure: the caller's standing, the guild as they see it and the plan in, one refusal per object out. Every kind of
@@ -44,12 +44,25 @@ class Refusal:
     message: str
 
 
+class _Guild:
+    """The live guild with its roles and channels by id: a plan at the platform's caps looks each up many times."""
+
+    def __init__(self, live: LiveGuild):
+        self.live = live
+        self.roles = {role.id: role for role in live.roles}
+        self.channels = {channel.id: channel for channel in live.channels}
+
+    def channel(self, channel_id: str | None) -> Channel | None:
+        return self.channels.get(channel_id or "")
+
+
 def plan_refusals(standing: CallerStanding, live: LiveGuild, plan: DeploymentPlan) -> list[FieldError]:
     """Every object of the plan the caller may not change, one detail each (its reasons joined), plan order."""
     if standing.owner:
         return []
+    guild = _Guild(live)
     by_object: dict[str, list[Refusal]] = {}
-    for refusal in [*_item_refusals(standing, live, plan), *_step_refusals(standing, live, plan)]:
+    for refusal in [*_item_refusals(standing, guild, plan), *_step_refusals(standing, guild, plan)]:
         by_object.setdefault(refusal.obj, []).append(refusal)
     return [
         FieldError(field=refusals[0].field, message="; ".join(dict.fromkeys(r.message for r in refusals)))
@@ -60,16 +73,16 @@ def plan_refusals(standing: CallerStanding, live: LiveGuild, plan: DeploymentPla
 # ---------------------------------------------------------------- per item: permission, hierarchy, visibility
 
 
-def _item_refusals(standing: CallerStanding, live: LiveGuild, plan: DeploymentPlan) -> Iterator[Refusal]:
+def _item_refusals(standing: CallerStanding, guild: _Guild, plan: DeploymentPlan) -> Iterator[Refusal]:
     for item in plan.items:
         if item.action == "keep":
             continue
         if item.kind == "role":
-            yield from _role_item(standing, live, plan, item)
+            yield from _role_item(standing, guild, plan, item)
         elif item.kind in ("category", "channel"):
-            yield from _channel_item(standing, live, plan, item)
+            yield from _channel_item(standing, guild, plan, item)
         elif item.kind == "overwrite":
-            yield from _overwrite_item(standing, live, plan, item)
+            yield from _overwrite_item(standing, guild, plan, item)
         elif not standing.holds(MANAGE_GUILD):  # settings, the server's name among them
             yield Refusal(item.key, item.field, "you need MANAGE_GUILD to change the server's settings and name")
 
@@ -84,51 +97,48 @@ def _object_id(plan: DeploymentPlan, item: PlanItem) -> str | None:
     return getattr(item, "id", None) or plan.ids.get(item.key)
 
 
-def _live_role(live: LiveGuild, plan: DeploymentPlan, item: PlanItem) -> Role | None:
+def _live_role(guild: _Guild, plan: DeploymentPlan, item: PlanItem) -> Role | None:
     if item.key == EVERYONE_ROLE_KEY:
-        return live.everyone
-    object_id = _object_id(plan, item)
-    return next((role for role in live.roles if role.id == object_id), None)
+        return guild.live.everyone
+    return guild.roles.get(_object_id(plan, item) or "")
 
 
-def _role_item(standing: CallerStanding, live: LiveGuild, plan: DeploymentPlan, item: PlanItem) -> Iterator[Refusal]:
+def _role_item(standing: CallerStanding, guild: _Guild, plan: DeploymentPlan, item: PlanItem) -> Iterator[Refusal]:
     if not standing.holds(MANAGE_ROLES):
         yield Refusal(item.key, _where(item), "you need MANAGE_ROLES to create, change, reorder or delete roles")
         return
-    role = _live_role(live, plan, item)
-    if role is not None and not role.is_everyone(live.id) and not standing.outranks(role):
+    role = _live_role(guild, plan, item)
+    if role is not None and not role.is_everyone(guild.live.id) and not standing.outranks(role):
         yield Refusal(item.key, _where(item), f"role '{role.name}' is not below your highest role")
 
 
-def _channel_item(standing: CallerStanding, live: LiveGuild, plan: DeploymentPlan, item: PlanItem) -> Iterator[Refusal]:
-    channel = live.channel(_object_id(plan, item))
+def _channel_item(standing: CallerStanding, guild: _Guild, plan: DeploymentPlan, item: PlanItem) -> Iterator[Refusal]:
+    channel = guild.channel(_object_id(plan, item))
     if item.action != "create" and channel is None:
         # Matched in the full guild but not in the caller's view: it does not exist for them.
         yield Refusal(item.key, _where(item), "names a channel you cannot view in this server")
         return
-    if not _permissions_where(standing, live, channel) & MANAGE_CHANNELS:
+    if not _permissions_where(standing, guild, channel) & MANAGE_CHANNELS:
         what = f"{item.kind} '{item.name}'" if not item.field else f"this {item.kind}"
         yield Refusal(item.key, _where(item), f"you need MANAGE_CHANNELS to {item.action} {what}")
 
 
-def _overwrite_item(
-    standing: CallerStanding, live: LiveGuild, plan: DeploymentPlan, item: PlanItem
-) -> Iterator[Refusal]:
-    channel = live.channel(plan.ids.get(item.owner or ""))
-    if not _permissions_where(standing, live, channel) & MANAGE_ROLES:
+def _overwrite_item(standing: CallerStanding, guild: _Guild, plan: DeploymentPlan, item: PlanItem) -> Iterator[Refusal]:
+    channel = guild.channel(plan.ids.get(item.owner or ""))
+    if not _permissions_where(standing, guild, channel) & MANAGE_ROLES:
         yield Refusal(item.key, _where(item), "you need MANAGE_ROLES (Manage Permissions) to change overwrites there")
 
 
-def _permissions_where(standing: CallerStanding, live: LiveGuild, channel: Channel | None) -> int:
+def _permissions_where(standing: CallerStanding, guild: _Guild, channel: Channel | None) -> int:
     """The caller's permissions where an item acts: in its channel when it exists (an overwrite there may give or
     take them), else server-wide (a new channel)."""
-    return standing.in_channel(live, channel) if channel is not None else standing.permissions
+    return standing.in_channel(guild.live, channel) if channel is not None else standing.permissions
 
 
 # ---------------------------------------------------------------- per write: what is granted, what is moved
 
 
-def _step_refusals(standing: CallerStanding, live: LiveGuild, plan: DeploymentPlan) -> Iterator[Refusal]:
+def _step_refusals(standing: CallerStanding, guild: _Guild, plan: DeploymentPlan) -> Iterator[Refusal]:
     for step in plan.steps:
         if isinstance(step, RoleStep):
             new = int(step.payload.get("permissions", 0))
@@ -138,16 +148,16 @@ def _step_refusals(standing: CallerStanding, live: LiveGuild, plan: DeploymentPl
                 field = step.field if step.field == "everyone_permissions" else f"{step.field}.permissions"
                 yield Refusal(step.key, field, f"you do not hold {', '.join(missing)}")
         elif isinstance(step, ChannelStep):
-            yield from _overwrite_grants(standing, live, plan, step)
+            yield from _overwrite_grants(standing, guild, plan, step)
         elif isinstance(step, ReorderRoles):
-            yield from _reorder_refusals(standing, live, plan, step)
+            yield from _reorder_refusals(standing, guild, plan, step)
 
 
 def _overwrite_grants(
-    standing: CallerStanding, live: LiveGuild, plan: DeploymentPlan, step: ChannelStep
+    standing: CallerStanding, guild: _Guild, plan: DeploymentPlan, step: ChannelStep
 ) -> Iterator[Refusal]:
     """An overwrite may allow or deny only what the caller holds in that channel: the bits it changes."""
-    held = _permissions_where(standing, live, live.channel(step.channel_id))
+    held = _permissions_where(standing, guild, guild.channel(step.channel_id))
     before = {entry["id"]: entry for entry in step.base_overwrites if entry.get("type", 0) == 0}
     for spec in step.overwrites:
         current = before.get(plan.ids.get(spec.target, ""))
@@ -160,14 +170,14 @@ def _overwrite_grants(
 
 
 def _reorder_refusals(
-    standing: CallerStanding, live: LiveGuild, plan: DeploymentPlan, step: ReorderRoles
+    standing: CallerStanding, guild: _Guild, plan: DeploymentPlan, step: ReorderRoles
 ) -> Iterator[Refusal]:
     """A role moves only from and to below the caller's highest role; compared after the plan's creations, which
     the platform puts at the bottom (so every existing role is one place higher per created role)."""
     if not standing.holds(MANAGE_ROLES):
         yield Refusal(step.key, step.field, "you need MANAGE_ROLES to create, change, reorder or delete roles")
         return
-    roles = {role.id: role for role in live.roles}
+    roles = guild.roles
     created = sum(1 for entry in step.positions if entry.ref not in roles)
     ceiling = standing.top_position + created
     item_of = {plan.ids.get(item.key, item.key): item for item in plan.items if item.kind == "role"}

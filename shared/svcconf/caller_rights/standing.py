@@ -2,7 +2,7 @@
 
 Read once per request (and once per worker run), never cached beyond it: a person's roles change, and a stale
 standing would let them do what they no longer may. What the standing allows follows the platform's permission
-order (`svcconf.config.access`, docs/04-chat-platform.md "Permissions").
+order (`svcconf.config.access`, docs/04-chat-platform.md, "What the code relies on").
 """
 
 from __future__ import annotations

@@ -6,7 +6,10 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
+from svcconf import backups
+from svcconf.deploy_engine.live import LiveGuild
 from svcconf.deploy_engine.plan import DeploymentPlan
+from svcconf.deploy_engine.rollback import GuildSnapshot, plan_rollback
 from svcconf.deploy_engine.steps import KIND_GROUPS
 from svcconf.settings import get_settings
 from svcconf.store.deployment_records import (
@@ -51,3 +54,11 @@ def planned_steps(plan: DeploymentPlan) -> Steps:
         else:
             counts.planned += 1
     return steps
+
+
+def rollback_plan(live: LiveGuild, target: DeploymentRecord, backup_id: str) -> DeploymentPlan:
+    """What undoing `target` writes now: from its snapshot (`backup_id`) and its journal. The request checks it for
+    the caller; the worker applies it."""
+    snapshot = GuildSnapshot.from_backup_data(backups.get_backup(backup_id).backup_data)
+    updated = {key: entry["id"] for key, entry in target.journal_updated.items()}
+    return plan_rollback(live, snapshot, target.journal_created, updated)

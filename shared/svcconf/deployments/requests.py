@@ -30,7 +30,7 @@ from svcconf.deploy_engine.plan import DeploymentPlan, PlanItem, plan_deployment
 from svcconf.deploy_engine.preflight import preflight_problems
 from svcconf.deploy_engine.prune import deletion_warnings
 from svcconf.deployments import quota as creation_quota
-from svcconf.deployments.common import LOCK_SECONDS, deployment_repository, job_of, planned_steps
+from svcconf.deployments.common import LOCK_SECONDS, deployment_repository, job_of, planned_steps, rollback_plan
 from svcconf.deployments.quota import QuotaWarning
 from svcconf.errors import Conflict, NotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
@@ -248,6 +248,8 @@ def rollback(user: BearerUser, project_id: str, guild_id: str) -> DeploymentView
     if target is None or not target.finished or target.rolled_back_by or not target.backup_id:
         raise NoDeployment("Nothing to roll back: no finished, not yet rolled back deployment of this project here.")
     live = _live_guild(guild_id, None)
+    standing, seen = caller_rights.as_caller(get_chat_client(), live, chat_user_id)
+    caller_rights.check_plan(standing, seen, rollback_plan(seen.live, target, target.backup_id))
     record = _new_record(
         "rollback",
         user,

@@ -25,10 +25,17 @@ from svcconf.deploy_engine.apply import (
 )
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
 from svcconf.deploy_engine.plan import DeploymentPlan, plan_deployment
-from svcconf.deploy_engine.rollback import GuildSnapshot, channel_state, plan_rollback, role_state
+from svcconf.deploy_engine.rollback import GuildSnapshot, channel_state, role_state
 from svcconf.deploy_engine.steps import KIND_GROUPS
 from svcconf.deployments import quota as creation_quota
-from svcconf.deployments.common import LOCK_SECONDS, DeployJob, deployment_repository, job_of, planned_steps
+from svcconf.deployments.common import (
+    LOCK_SECONDS,
+    DeployJob,
+    deployment_repository,
+    job_of,
+    planned_steps,
+    rollback_plan,
+)
 from svcconf.errors import ServiceUnavailable
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
@@ -126,9 +133,7 @@ def _worker_plan(
     target = repository.get(record.user_id, record.project_id, record.rollback_of or "")
     if target is None or record.backup_id is None:
         raise DeploymentAborted("The deployment to roll back is gone.")
-    snapshot = GuildSnapshot.from_backup_data(backups.get_backup(record.backup_id).backup_data)
-    updated = {key: entry["id"] for key, entry in target.journal_updated.items()}
-    return plan_rollback(live, snapshot, target.journal_created, updated), target
+    return rollback_plan(live, target, record.backup_id), target
 
 
 def _adopt_unrecorded(

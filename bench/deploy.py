@@ -1,5 +1,10 @@
 """The 40-role, 8-category, 120-channel deploy, end to end through `make run` against the sandbox.
 
+Then the same server edited the way people edit it (channels renamed, moved to another category, a category's
+order reversed, channels and a role pruned, the server renamed), dry-run with `prune` and deployed with its
+`plan_id`: its requests beside the minimum that plan needs (the reads, one request per object changed or deleted,
+one bulk request per order that changes).
+
 Printed: the platform requests of the request (its authorization and preflight reads) and of the worker, beside
 the minimum a deploy needs (one read of the guild's roles, channels and the bot's roles, one request per object
 created, one role reorder, and one guild PATCH when the server's name or settings differ: the configuration names
@@ -23,7 +28,9 @@ BUILD_GUILD = "1191000000000001005"
 REDIRECT_URI = "http://127.0.0.1:5173/auth/callback"
 ROLE_CREATE = "POST /guilds/{guild_id}/roles"
 CHANNEL_CREATE = "POST /guilds/{guild_id}/channels"
-MINIMUM_READS = 3  # the guild with its roles, its channels, the bot's member
+# the guild with its roles, its channels, the bot's member; and the caller's member, read when the deploy is asked
+# and again when it runs (docs/05-deploy-engine.md, "What a caller may do")
+MINIMUM_READS = 3 + 2
 
 
 def _ideal_seconds(count: int, limit: int, window: float) -> float:
@@ -43,13 +50,19 @@ def _deploy(state: dict[str, Any], config: dict[str, Any]) -> tuple[float, float
         "config": config,
     }
     started = time.time()
+    accepted, info = _queued_until_finished(url, body, bearer)
+    return started, accepted, time.time(), info
+
+
+def _queued_until_finished(url: str, body: dict[str, Any], bearer: dict[str, str]) -> tuple[float, dict[str, Any]]:
+    """Sends a deploy and polls `info` until it ends: when it was accepted, and the finished info."""
     queued = requests.post(url, json=body, headers=bearer, timeout=60)
     assert queued.status_code == 202, queued.text
     accepted = time.time()
     while True:
         info = requests.post(url, json={"action": "info", "project_id": "bench"}, headers=bearer, timeout=60).json()
         if info["status"] in ("succeeded", "partial", "failed"):
-            return started, accepted, time.time(), info
+            return accepted, info
         time.sleep(0.2)
 
 
@@ -73,6 +86,7 @@ def run() -> None:
         before = len(requests.get(f"{sandbox}/_sandbox/log", timeout=30).json()["requests"])
         started, accepted, seen, info = _deploy(state, config)
         log = requests.get(f"{sandbox}/_sandbox/log", timeout=30).json()["requests"][before:]
+        converged = _converge(state, sandbox)
     request_side = [entry for entry in log if entry["time"] < accepted]
     worker = [entry for entry in log if entry["time"] >= accepted]
     routes = [f"{entry['method']} {entry['route']}" for entry in worker]
@@ -93,8 +107,8 @@ def run() -> None:
     )
     total = len(request_side) + len(worker)
     print(
-        f"  all platform requests: {total}  minimum (3 reads + {sum(size)} creations + 1 reorder + {settings} name"
-        f" and settings): {minimum}"
+        f"  all platform requests: {total}  minimum ({MINIMUM_READS} reads + {sum(size)} creations + 1 reorder"
+        f" + {settings} name and settings): {minimum}"
     )
     print(f"  over the minimum: {total - minimum:+d} in all, {len(worker) - minimum:+d} for the worker")
     print(f"  worker wall time, first to last request: {span:.1f} s")
@@ -113,3 +127,65 @@ def run() -> None:
             f" {finished - worker[-1]['time']:.1f} s after the last"
         )
     print(f"  from the request to the finished status seen by polling: {seen - started:.1f} s")
+    _print_converge(*converged)
+
+
+def _edited(config: dict[str, Any]) -> dict[str, Any]:
+    """Five channels renamed, three moved to the next category, one category's text channels reversed, two
+    channels and an unused role removed, the server renamed."""
+    categories = config["categories"]
+    for n, channel in enumerate(categories[0]["channels"][:5]):
+        channel["name"] = f"renamed-{n}"
+    if len(categories) > 2:
+        moved, categories[1]["channels"] = categories[1]["channels"][:3], categories[1]["channels"][3:]
+        categories[2]["channels"] = [*moved, *categories[2]["channels"]]
+    last = categories[-1]["channels"]
+    text = [c for c in last if c["type"] != "voice"]
+    last[:] = [*reversed(text), *(c for c in last if c["type"] == "voice")]
+    categories[-1]["channels"] = last[:-2]
+    used = {o["role"] for c in categories for o in c["overwrites"]}
+    used |= {o["role"] for c in categories for ch in c["channels"] for o in ch["overwrites"]}
+    config["roles"] = [r for r in config["roles"] if r["name"] in used or r is not config["roles"][-1]]
+    config["name"] = f"{config['name']}, renamed"
+    return config
+
+
+def _converge(state: dict[str, Any], sandbox: str) -> tuple[list[dict[str, Any]], dict[str, Any], int, int]:
+    """The export edited, its prune dry run, and the deploy with its plan_id: (the plan, the finished info, the
+    platform requests of the request, of the worker)."""
+    bearer = {"Authorization": f"Bearer {state['user_token']}"}
+    url = f"{state['base_url']}/functions/deployToChat"
+    exported = requests.post(url, json={"action": "export", "guild_id": BUILD_GUILD}, headers=bearer, timeout=60)
+    config = _edited(exported.json()["config"])
+    body = {"action": "deploy", "guild_id": BUILD_GUILD, "project_id": "bench", "project_name": "Bench"}
+    planned = {**body, "config": config, "dry_run": True, "prune": True}
+    dry = requests.post(url, json=planned, headers=bearer, timeout=60)
+    assert dry.status_code == 200, dry.text
+    before = len(requests.get(f"{sandbox}/_sandbox/log", timeout=30).json()["requests"])
+    confirmed = {**body, "config": config, "prune": True, "confirm": dry.json()["plan_id"]}
+    accepted, info = _queued_until_finished(url, confirmed, bearer)
+    log = requests.get(f"{sandbox}/_sandbox/log", timeout=30).json()["requests"][before:]
+    worker = sum(1 for entry in log if entry["time"] >= accepted)
+    return dry.json()["plan"], info, len(log) - worker, worker
+
+
+def _print_converge(plan: list[dict[str, Any]], info: dict[str, Any], request_side: int, worker: int) -> None:
+    changed = [i for i in plan if i["action"] == "update" and any(c["field"] != "position" for c in i["changes"])]
+    deleted = [i for i in plan if i["action"] == "delete"]
+    created = [i for i in plan if i["action"] == "create" and i["kind"] != "overwrite"]
+    reordered = [i for i in plan if any(c["field"] == "position" for c in i["changes"])]
+    orders = {"role" if i["kind"] == "role" else "channel" for i in reordered}
+    minimum = MINIMUM_READS + len(changed) + len(deleted) + len(orders)
+    kinds = sorted({c["field"] for i in changed for c in i["changes"]})
+    print("\nThe same server edited (renames, moves, a reversed order, prune, a new name), dry run + confirmed deploy:")
+    print(f"  status {info['status']}: {info['generation']['result']}")
+    print(
+        f"  the plan: {len(changed)} objects changed ({', '.join(kinds)}), {len(deleted)} deleted,"
+        f" {len(orders)} bulk order request(s); objects created: {len(created)}"
+    )
+    print(f"  platform requests of the request: {request_side}; of the worker: {worker}")
+    print(
+        f"  minimum ({MINIMUM_READS} reads + {len(changed)} changes + {len(deleted)} deletes"
+        f" + {len(orders)} orders): {minimum};"
+        f" over it: {request_side + worker - minimum:+d} in all, {worker - minimum:+d} for the worker"
+    )

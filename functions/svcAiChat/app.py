@@ -19,6 +19,7 @@ from svcconf.ai_chat import (
     ChatAnswer,
     ChatMessage,
     HttpsUrl,
+    LiveGuildChecks,
     chat,
 )
 from svcconf.api import (
@@ -49,7 +50,9 @@ class AiChatRequest(BaseModel):
     style: dict[str, Any] | None = None
     questionnaire_data: dict[str, Any] | None = None
     guild_id: Snowflake | None = Field(
-        None, description="A server the caller manages: the conversation starts from it, and answers carry a plan."
+        None,
+        description="A server the caller manages: the conversation starts from it, and answers carry the plan a "
+        "deploy with `prune` would run there, its `plan_id` and the `problems` that deploy would refuse.",
     )
 
 
@@ -64,7 +67,9 @@ app = create_app("svcAiChat", max_body_bytes=MIB)
     description=(
         "Sends the conversation so far (and optionally the current configuration, attachments, a style and the "
         "questionnaire's answers) to the AI, which answers with a reply, a configuration valid per the schema "
-        "(or null), quick replies, templates from the library that fit, and warnings."
+        "(or null), quick replies, templates from the library that fit, and warnings. With `guild_id`, on a server "
+        "the caller manages: what a deploy of the configuration would do there (`plan`, `plan_id` for its "
+        "`confirm`) and refuse (`problems`)."
     ),
     security=[{BEARER_AUTH: []}],
     responses={
@@ -95,15 +100,14 @@ def svc_ai_chat(
             return _turn(request, request.currentConfig)
     # The live guild's modules (deploy engine, deployments, chat accounts) load for turns on a live guild only:
     # every other cold start stays the SDK's and this handler's (`python -m bench ai`).
-    from svcconf.guild_configs import guild_plan, starting_config
+    from svcconf.ai_chat_guild import open_guild_turn
 
     with platform_reads(user), ai_turn(user):
-        answer = _turn(request, starting_config(user, request.guild_id, request.currentConfig))
-        answer.plan = guild_plan(user, request.guild_id, answer.config)
-    return answer
+        guild = open_guild_turn(user, request.guild_id)
+        return _turn(request, guild.starting_config(request.currentConfig), guild)
 
 
-def _turn(request: AiChatRequest, current: dict[str, Any] | None) -> ChatAnswer:
+def _turn(request: AiChatRequest, current: dict[str, Any] | None, guild: LiveGuildChecks | None = None) -> ChatAnswer:
     return chat(
         messages=request.messages,
         current_config=current,
@@ -111,6 +115,7 @@ def _turn(request: AiChatRequest, current: dict[str, Any] | None) -> ChatAnswer:
         questionnaire_data=request.questionnaire_data,
         attachments=request.attachments,
         file_urls=request.file_urls,
+        guild=guild,
     )
 
 

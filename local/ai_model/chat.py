@@ -3,9 +3,10 @@
 Deterministic and small, for trying the flow without a key: a first build in the compact form from the theme it
 finds in the conversation and questionnaire (gaming, study, development, music, art, or a general community),
 sized by the questionnaire's `roles` and `channels` when it gives them; then edits asked in plain words: "add a
-voice channel named Hangout to Gaming", "add a role called VIP", "remove the channel off-topic", "rename the role
-Mods to Moderators", "rename the server to Night Owls", "add ten categories with ten channels each" (all of
-them: max_tokens cuts it as it would cut a real model). "done" or "looks good" completes it. It writes edits for
+voice channel named Hangout to Gaming", "add a role called VIP" (or "... VIP with BAN_MEMBERS and KICK_MEMBERS"),
+"remove the channel off-topic" (a role or category too), "rename the role Mods to Moderators", "move the channel
+clips to Gaming", "rename the server to Night Owls", "add ten categories with ten channels each" (all of them:
+max_tokens cuts it as it would cut a real model). "done" or "looks good" completes it. It writes edits for
 what the user names, as a model would, so an edit naming what does not exist is the service's to refuse.
 """
 
@@ -28,7 +29,7 @@ ADD_CHANNEL = re.compile(
 MANY = re.compile(r"\badd (?P<n>\w+) categories (?:with|of) (?P<m>\w+) channels", re.IGNORECASE)
 RENAME_ITEM = re.compile(
     r"\brename the (?P<kind>role|channel|category) [\"']?(?P<old>[\w][\w \-]{0,60}?)[\"']? to "
-    r"[\"']?(?P<new>[\w][\w \-]{0,60}?)[\"']?(?:[.!?,]|$)",
+    r"[\"']?(?P<new>[\w][\w \-]{0,60}?)[\"']?(?:[.!?,]|$| and )",
     re.IGNORECASE,
 )
 NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
@@ -37,7 +38,15 @@ ADD_ROLE = re.compile(
     re.IGNORECASE,
 )
 REMOVE = re.compile(
-    r"\b(?:remove|delete) (?:the )?(?P<kind>channel|role) [\"']?(?P<name>[\w][\w \-]{0,60}?)[\"']?(?:[.!?,]|$)",
+    r"\b(?:remove|delete) (?:the )?(?P<kind>channel|role|category) "
+    r"[\"']?(?P<name>[\w][\w \-]{0,60}?)[\"']?(?:[.!?,]|$| and )",
+    re.IGNORECASE,
+)
+# A role's permissions, named as the platform names them after "with": "with BAN_MEMBERS and KICK_MEMBERS".
+GRANTS = re.compile(r"(?:the )?(?:permissions? )?(?P<names>[A-Z][A-Z_]{2,}(?:(?:, |,| and | )[A-Z][A-Z_]{2,})*)")
+MOVE = re.compile(
+    r"\bmove the channel [\"']?(?P<name>[\w][\w \-]{0,60}?)[\"']? (?:to|into) (?:the )?"
+    r"(?:(?P<outside>top level|outside)|[\"']?(?P<cat>[\w][\w \-]{0,60}?)[\"']?)(?: category)?(?:[.!?,]|$| and )",
     re.IGNORECASE,
 )
 RENAME = re.compile(r"\brename the server to [\"']?(?P<name>[^\"'.!?\n]{1,100})", re.IGNORECASE)
@@ -195,6 +204,10 @@ def _edits(config: dict[str, Any], text: str) -> tuple[list[dict[str, Any]], lis
             rename["cat"] = _category_of(config, old)
         edits.append(rename)
         done.append(f"Renamed the {kind} {old} to {new}.")
+    for match in MOVE.finditer(text):
+        name, target = match.group("name").strip(), "" if match.group("outside") else match.group("cat").strip()
+        edits.append({"op": "move", "kind": "channel", "name": name, "cat": _category_of(config, name), "to": target})
+        done.append(f"Moved the channel {name} to {target or 'outside the categories'}.")
     for match in MANY.finditer(text):
         categories, channels = _count(match.group("n")), _count(match.group("m"))
         for c in range(categories):
@@ -218,7 +231,11 @@ def _edits(config: dict[str, Any], text: str) -> tuple[list[dict[str, Any]], lis
         done.append(f"Added the {kind} channel {name}.")
     for match in ADD_ROLE.finditer(text):
         name = match.group("name").strip()[:100]
-        edits.append({"op": "add", "kind": "role", "name": name, "set": {"color": "#F1C40F", "mentionable": True}})
+        fields: dict[str, Any] = {"color": "#F1C40F", "mentionable": True}
+        grants = GRANTS.match(text, match.end()) if match.group(0).endswith(" with ") else None
+        if grants:
+            fields["permissions"] = re.findall(r"[A-Z][A-Z_]{2,}", grants.group("names"))
+        edits.append({"op": "add", "kind": "role", "name": name, "set": fields})
         done.append(f"Added the role {name}.")
     for match in REMOVE.finditer(text):
         kind, name = match.group("kind").lower(), match.group("name").strip()

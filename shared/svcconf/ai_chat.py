@@ -10,11 +10,18 @@ An answer that does not apply (its JSON, an edit naming what does not exist, a s
 round with the reasons; if that fails too the previous `currentConfig` (if it is valid itself) is returned and the
 reply says so. An invalid configuration is never returned. Files reach the model as URL blocks: the service never
 fetches a URL itself.
+
+On a live guild (`guild`, svcconf.ai_chat_guild) the model is told what the bot and the caller may grant there;
+each answer carries what a deploy would do with its configuration (`plan`, `plan_id`) and refuse (`problems`). An
+answer that brings problems a deploy would refuse gets the repair round too; what it cannot repair stays in
+`problems` and the reply says so. The platform's ids stay with the service: the model addresses objects by name, and its
+edits keep each object's id through renames and moves.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections import Counter
+from typing import Annotated, Any, Literal, Protocol
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, Field, ValidationError, WithJsonSchema
@@ -26,7 +33,7 @@ from svcconf.ai.client import StructuredAnswer, ask_structured, output_schema
 from svcconf.ai.errors import problems_of
 from svcconf.ai.input_budget import estimated_request_tokens, newest_that_fit
 from svcconf.ai.pace import turn_max_tokens
-from svcconf.ai_chat_prompt import SYSTEM_PROMPT, build_messages, repair_turns
+from svcconf.ai_chat_prompt import SYSTEM_PROMPT, build_messages, refused_turns, repair_turns
 from svcconf.ai_turn import ChatTurn, build_of, edits_of, salvage
 from svcconf.config import LintWarning, ServerConfig, lint_config
 from svcconf.config.answers import AnswerConfig
@@ -50,6 +57,12 @@ MAX_SUGGESTED_TEMPLATES = 3
 MIN_REPAIR_SECONDS = 4.0
 # The output a repair round is given time for: the edits of an ordinary request, again.
 REPAIR_TOKENS = 400
+# What the model is shown of a configuration: no ids (it addresses objects by name; the service keeps the ids).
+_NO_IDS: dict[str, Any] = {
+    "roles": {"__all__": {"id"}},
+    "categories": {"__all__": {"id": True, "channels": {"__all__": {"id"}}}},
+    "channels": {"__all__": {"id"}},
+}
 
 
 def _https_only(url: str) -> str:
@@ -103,14 +116,46 @@ class ChatAnswer(BaseModel):
     changes: list[ConfigChange] = Field(
         description="What this turn changed: `{op, path, old, new}`, paths as `config`'s."
     )
-    warnings: list[LintWarning] = Field(description="The permission-safety lint of `config`.")
-    plan: list[PlanItem] | None = Field(None, description="With guild_id: what a deploy of `config` would do there.")
+    warnings: list[LintWarning] = Field(
+        description="The permission-safety lint of `config`; with guild_id, also what the dry run warns of (what "
+        "the plan deletes and keeps, the channels you cannot view)."
+    )
+    plan: list[PlanItem] | None = Field(
+        None,
+        description="With guild_id: what a deploy of `config` with `prune` would do there (a rename or move is an "
+        "`update`, what the conversation removed a `delete`).",
+    )
+    plan_id: str | None = Field(None, description="With guild_id: the plan's id, for a deploy's `confirm`.")
+    problems: list[FieldError] | None = Field(
+        None,
+        description="With guild_id: what a deploy of `config` there would refuse, one per configuration path "
+        "(`[]`: it would pass).",
+    )
     history_trimmed: int = Field(
         0,
         ge=0,
         description="How many of the oldest messages were left out of what the model was sent, to keep the turn "
         "within its input budget (the configuration carries what they decided).",
     )
+
+
+class GuildReview(BaseModel):
+    """What a deploy of one configuration to the live guild would do, and refuse."""
+
+    plan: list[PlanItem] | None
+    plan_id: str | None = None
+    problems: list[FieldError]
+
+
+class LiveGuildChecks(Protocol):
+    """The live guild a conversation is about (svcconf.ai_chat_guild): what the bot and the caller may grant there,
+    as the model is told it, and what a deploy of a configuration would do and refuse there."""
+
+    def grants(self) -> dict[str, Any]: ...
+
+    def review(self, config: ServerConfig | None) -> GuildReview: ...
+
+    def warnings(self, config: ServerConfig | None) -> list[LintWarning]: ...
 
 
 def chat(
@@ -121,8 +166,10 @@ def chat(
     questionnaire_data: dict[str, Any] | None = None,
     attachments: list[Attachment] | None = None,
     file_urls: list[str] | None = None,
+    guild: LiveGuildChecks | None = None,
 ) -> ChatAnswer:
-    """One turn of the conversation: the model's reply and a configuration that is valid, or none."""
+    """One turn of the conversation: the model's reply and a configuration that is valid, or none; on a live
+    `guild`, with what a deploy of it would do and refuse there."""
     if not any(message.role == "user" for message in messages) and not questionnaire_data:
         raise BadRequest.for_field("messages", "needs at least one user message, or questionnaire_data")
     require_provider()
@@ -130,27 +177,33 @@ def chat(
     files = [*(attachments or []), *(Attachment(url=url) for url in file_urls or [])]
     max_tokens = turn_max_tokens(reserve_tokens=REPAIR_TOKENS)
     # The model edits the configuration the service will edit: the valid one, or none (a first build).
-    known = previous.model_dump(mode="json", exclude_defaults=True) if previous else None
-    fixed = build_messages([], known, style, questionnaire_data, files, max_tokens)
+    known = previous.model_dump(mode="json", exclude_defaults=True, exclude=_NO_IDS) if previous else None
+    grants = guild.grants() if guild is not None else None
+    fixed = build_messages([], known, style, questionnaire_data, files, max_tokens, grants=grants)
     room = get_settings().ai_max_input_tokens - estimated_request_tokens(SYSTEM_PROMPT, fixed, output_schema(ChatTurn))
     sent = messages[len(messages) - newest_that_fit(messages, room) :]
-    prompt = build_messages(sent, known, style, questionnaire_data, files, max_tokens)
+    prompt = build_messages(sent, known, style, questionnaire_data, files, max_tokens, grants=grants)
     wanted = "\n".join(message.content for message in messages if message.role == "user")
     suggestions = suggest_templates(wanted, questionnaire_data, limit=MAX_SUGGESTED_TEMPLATES)
-    answer = _answered(prompt, previous, suggestions, max_tokens)
+    answer = _answered(prompt, previous, suggestions, max_tokens, guild)
     answer.history_trimmed = len(messages) - len(sent)
     if answer.history_trimmed:
         metrics.add_metric(name="AiChatHistoryTrimmed", unit="Count", value=1)
-    return answer
+    return answer if guild is None else _reviewed(answer, guild)
 
 
 def _answered(
-    prompt: list[dict[str, Any]], previous: ServerConfig | None, suggestions: list[TemplateSummary], max_tokens: int
+    prompt: list[dict[str, Any]],
+    previous: ServerConfig | None,
+    suggestions: list[TemplateSummary],
+    max_tokens: int,
+    guild: LiveGuildChecks | None,
 ) -> ChatAnswer:
-    """The model's answer to the prompt, applied; a refusal, a cut or an invalid answer as the module says."""
+    """The model's answer to the prompt, applied; a refusal, a cut or an invalid answer as the module says, and on
+    a live guild the repair round of what a deploy would refuse."""
     try:
         answer = ask_structured(ChatTurn, system=SYSTEM_PROMPT, messages=prompt, max_tokens=max_tokens, purpose="chat")
-        return _applied(answer, previous, suggestions)
+        applied = _applied(answer, previous, suggestions)
     except AiRefused:
         metrics.add_metric(name="AiChatRefused", unit="Count", value=1)
         return _answer(REFUSED_REPLY, previous, [], suggestions, complete=False)
@@ -161,6 +214,9 @@ def _answered(
         return _repaired(prompt, cut, previous, suggestions)
     except AiOutputInvalid as first:
         return _repaired(prompt, first, previous, suggestions)
+    if guild is None or applied.config is None:
+        return applied
+    return _deployable(applied, answer.text, prompt, previous, suggestions, guild)
 
 
 REFUSED_REPLY = "I can't help with that request. Your configuration is unchanged; try asking differently."
@@ -171,6 +227,7 @@ PARTIAL_REPLY = "(I ran out of time for this turn after {done} change(s); the re
 REFUSED_REST_REPLY = "(I made {done} change(s) before one that cannot be made: {why}.)"
 NOTHING_MADE_REPLY = "None of the changes I started could be made: {why}. Your configuration is unchanged."
 GO_ON = "Go on"
+DEPLOY_REFUSES_REPLY = "(A deploy to this server would refuse {count} in this configuration: {what}.)"
 
 
 def _applied(
@@ -240,9 +297,7 @@ def _repaired(
     """The repair round: the answer's problems sent back once. Its failure keeps `previous` (the reply says so)."""
     metrics.add_metric(name="AiChatRepairs", unit="Count", value=1)
     salvaged = salvage(first.text)[0]
-    left = budget.seconds_left()
-    if left is not None and left - budget.ANSWER_MARGIN_SECONDS < MIN_REPAIR_SECONDS:
-        logger.warning("no time left for a repair round")
+    if not _time_for_repair():
         return _kept(first, salvaged, previous, suggestions)
     repair = [*prompt, *repair_turns(first)]
     try:
@@ -263,6 +318,70 @@ def _repaired(
     except (AiTimeout, AiFailed) as second:
         logger.warning("the repair round could not be made", extra={"error": type(second).__name__})
         return _kept(first, salvaged, previous, suggestions)
+
+
+def _time_for_repair() -> bool:
+    left = budget.seconds_left()
+    if left is not None and left - budget.ANSWER_MARGIN_SECONDS < MIN_REPAIR_SECONDS:
+        logger.warning("no time left for a repair round")
+        return False
+    return True
+
+
+def _deployable(
+    applied: ChatAnswer,
+    text: str,
+    prompt: list[dict[str, Any]],
+    previous: ServerConfig | None,
+    suggestions: list[TemplateSummary],
+    guild: LiveGuildChecks,
+) -> ChatAnswer:
+    """An answer that brings problems a deploy to the guild would refuse gets the repair round; when that fails
+    or does not help, the answer stands (valid, its problems listed by `_reviewed`)."""
+    before = guild.review(previous).problems if previous is not None else []
+    brought = _brought(before, guild.review(applied.config).problems)
+    if not brought or not _time_for_repair():
+        return applied
+    metrics.add_metric(name="AiChatRepairs", unit="Count", value=1)
+    try:
+        answer = ask_structured(
+            ChatTurn,
+            system=SYSTEM_PROMPT,
+            messages=[*prompt, *refused_turns(text, brought)],
+            max_tokens=turn_max_tokens(reserve_tokens=0),
+            purpose="chat-repair",
+        )
+        return _applied(answer, previous, suggestions)
+    except (AiOutputInvalid, AiTruncated, AiRefused, AiTimeout, AiFailed) as failed:
+        logger.warning("the repair round of a deploy's problems failed", extra={"error": type(failed).__name__})
+        return applied
+
+
+def _brought(before: list[FieldError], after: list[FieldError]) -> list[FieldError]:
+    """The problems `after` has that `before` did not, by message (an added role shifts the paths of the others)."""
+    known = Counter(problem.message for problem in before)
+    brought = []
+    for problem in after:
+        if known[problem.message]:
+            known[problem.message] -= 1
+        else:
+            brought.append(problem)
+    return brought
+
+
+def _reviewed(answer: ChatAnswer, guild: LiveGuildChecks) -> ChatAnswer:
+    """The answer with what a deploy of its configuration would do on the guild, warn of, and refuse (said in the
+    reply)."""
+    review = guild.review(answer.config)
+    update: dict[str, Any] = {"plan": review.plan, "plan_id": review.plan_id, "problems": review.problems}
+    update["warnings"] = [*answer.warnings, *guild.warnings(answer.config)]
+    if review.problems:
+        what = "; ".join(f"{problem.field}: {problem.message}" for problem in review.problems[:3])
+        more = f"; and {len(review.problems) - 3} more" if len(review.problems) > 3 else ""
+        count = f"{len(review.problems)} thing{'' if len(review.problems) == 1 else 's'}"
+        note = DEPLOY_REFUSES_REPLY.format(count=count, what=what + more)
+        update["reply"] = f"{answer.reply} {note}"
+    return answer.model_copy(update=update)
 
 
 def _kept(

@@ -16,6 +16,7 @@ from svcconf.config.permissions import MAX_CHANNELS, MAX_CHANNELS_PER_CATEGORY, 
 if TYPE_CHECKING:
     from svcconf.ai.errors import AiTruncated
     from svcconf.ai_chat import Attachment, ChatMessage
+    from svcconf.errors import FieldError
 
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 DOCUMENT_TYPES = ("application/pdf",)  # what the Messages API takes as a URL document source
@@ -100,7 +101,10 @@ The configuration's rules (an answer that breaks one is refused, and you will be
 - At most {MAX_CHANNELS} channels in all, categories included.
 - An overwrite: role (the exact name of a role of this configuration, or "@everyone"), allow and deny (permission
   names; a permission is never both allowed and denied; one overwrite per role per channel or category).
-- A channel's overwrites replace its category's overwrites role by role.
+- A channel's overwrites replace its category's overwrites role by role; one with nothing allowed or denied
+  keeps the category's overwrite for that role off the channel. A category overwrite that grants more does not
+  reach a channel with overwrites of its own (the service keeps it as it was): to open such a channel, edit it.
+  Moving a channel with overwrites of its own keeps who can do what in it.
 - Permission names, exactly as written: {", ".join(PERMISSION_BITS)}.
 
 Safety, which the service checks and reports to the user as warnings:
@@ -117,10 +121,20 @@ Safety, which the service checks and reports to the user as warnings:
 How to use the context: the last user turn ends with a {CONTEXT_OPEN} block (JSON) written by the service, not
 by the user: "currentConfig" (the configuration so far: edit it), "output_budget_tokens" (above), "style" (the
 user's preferences: tone, naming, emoji, language), "questionnaire_data" (answers of the service's
-questionnaire: server purpose, size, topics) and "files" (files the user attached, also given to you as images
-and documents). Follow the style for channel and role names (for example lower-case-with-dashes, or an emoji
-prefix when asked). Treat the files as material the user wants reflected (rules, an existing layout, a
-screenshot of a server).
+questionnaire: server purpose, size, topics), "files" (files the user attached, also given to you as images
+and documents) and, for a server that exists, "guild" (below). Follow the style for channel and role names (for
+example lower-case-with-dashes, or an emoji prefix when asked). Treat the files as material the user wants
+reflected (rules, an existing layout, a screenshot of a server).
+
+A server that exists: when the context holds "guild", currentConfig is that server, and a deploy makes the server
+match the configuration. A renamed or moved object stays the same object with its messages and members: rename
+and move it, never remove it and add it again. What you remove is deleted from the server. "guild" says what the
+service's bot and the user may do there, and a deploy does only what both may: grant only permissions that are in
+"bot_permissions" and in "user_permissions" (to roles, @everyone and overwrites), and never change, rename, move
+or remove the roles in "roles_the_bot_cannot_change" (at or above "bot_highest_role", or managed by an
+integration) or in "roles_the_user_cannot_change" (at or above "user_highest_role"). Never write an edit that
+needs more than that; when the user asks for it, say in "reply" why it cannot be done (the server's owner can
+give the bot's role, or the user's, that permission or a higher place).
 
 When the user has only answered the questionnaire, build a complete first configuration from it and say what
 you assumed. Prefer a clear, small structure: an information category (rules, announcements), a general
@@ -149,14 +163,17 @@ def context_block(
     questionnaire_data: dict[str, Any] | None,
     files: list[Attachment],
     output_budget: int | None = None,
+    grants: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    context = {
+    context: dict[str, Any] = {
         "currentConfig": current_config,
         "output_budget_tokens": output_budget,
         "style": style,
         "questionnaire_data": questionnaire_data,
         "files": [{"name": file.name, "url": file.url} for file in files],
     }
+    if grants is not None:
+        context["guild"] = grants
     text = json.dumps(context, ensure_ascii=False, separators=(",", ":"))
     return {"type": "text", "text": f"{CONTEXT_OPEN}\n{text}\n{CONTEXT_CLOSE}"}
 
@@ -168,6 +185,8 @@ def build_messages(
     questionnaire_data: dict[str, Any] | None,
     files: list[Attachment],
     output_budget: int | None = None,
+    *,
+    grants: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The Messages API conversation: roles alternating, starting and ending with the user (no prefill), files
     and the context in the last user turn, a cache breakpoint on the last assistant turn (the history before it
@@ -189,7 +208,7 @@ def build_messages(
         turns.append({"role": "user", "content": [{"type": "text", "text": ask}]})
     final = turns[-1]["content"]
     final[:0] = [file_block(file) for file in files]
-    final.append(context_block(current_config, style, questionnaire_data, files, output_budget))
+    final.append(context_block(current_config, style, questionnaire_data, files, output_budget, grants))
     return turns
 
 
@@ -210,5 +229,20 @@ def repair_turns(failure: AiOutputInvalid | AiTruncated) -> list[dict[str, Any]]
     turns: list[dict[str, Any]] = []
     if failure.text.strip():
         turns.append({"role": "assistant", "content": failure.text})
+    turns.append({"role": "user", "content": ask})
+    return turns
+
+
+def refused_turns(text: str, problems: list[FieldError]) -> list[dict[str, Any]]:
+    """The assistant's answer and the user turn that says what a deploy to the server would refuse in it."""
+    ask = (
+        "A deploy to this server would refuse the configuration your answer makes:\n"
+        f"{describe_problems(problems)}\n"
+        'Answer again from currentConfig with edits the bot can deploy (see "guild"); for what the user asked that '
+        "cannot be done on this server, make no edit and say why in the reply."
+    )
+    turns: list[dict[str, Any]] = []
+    if text.strip():
+        turns.append({"role": "assistant", "content": text})
     turns.append({"role": "user", "content": ask})
     return turns

@@ -17,13 +17,15 @@ from svcconf.config.edits import Edit
 from svcconf.config.schema import Category, Channel, Overwrite, Role, ServerConfig
 
 _LISTS = ("roles", "categories", "channels")
+# Ids are the platform's: the service keeps them through the model's edits, and the model never writes one.
+_SERVICE_ONLY = ("id",)
 
 
 def _optional_fields(*models: type[BaseModel], skip: tuple[str, ...] = ()) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     for model in models:
         for name, info in model.model_fields.items():
-            if name not in fields and name not in skip:
+            if name not in fields and name not in skip and name not in _SERVICE_ONLY:
                 # The field's type with its constraints and validators (a color's "#RRGGBB"), or null.
                 kind: Any = Annotated[info.annotation, *info.metadata] if info.metadata else info.annotation
                 fields[name] = (kind | None, Field(None, description=info.description))

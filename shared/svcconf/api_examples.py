@@ -113,6 +113,17 @@ DEPLOY_REQUESTS: dict[str, Any] = {
     "export": {"action": "export", "guild_id": GUILD_ID},
     "import": {"action": "import", "template": "https://discord.new/svcPlainClub"},
 }
+# A plan's delete item and its id, as the dry run and svcAiChat on a live guild show them.
+MEMES_DELETED = {
+    "kind": "channel",
+    "name": "memes",
+    "action": "delete",
+    "id": "1191000000000003016",
+    "changes": [],
+    "field": "",
+    "note": "its messages are deleted with it and cannot come back",
+}
+PLAN_ID = "plan_3f2a9c0d1e4b5a6978c0d1e2f3a4b5c6"
 DEPLOY_PLANNED: dict[str, Any] = {
     "ok": True,
     "status": "planned",
@@ -135,17 +146,9 @@ DEPLOY_PLANNED: dict[str, Any] = {
             "changes": [{"field": "name", "old": "general", "new": "lobby"}],
             "field": "categories[0].channels[0]",
         },
-        {
-            "kind": "channel",
-            "name": "memes",
-            "action": "delete",
-            "id": "1191000000000003016",
-            "changes": [],
-            "field": "",
-            "note": "its messages are deleted with it and cannot come back",
-        },
+        MEMES_DELETED,
     ],
-    "plan_id": "plan_3f2a9c0d1e4b5a6978c0d1e2f3a4b5c6",
+    "plan_id": PLAN_ID,
     "warnings": [
         {
             "field": "channels",
@@ -349,7 +352,11 @@ AI_CHAT_REQUESTS: dict[str, Any] = {
         "messages": [{"role": "user", "content": "A server for our gaming clan, about 50 people."}],
         "style": {"tone": "casual"},
         "questionnaire_data": {"server_name": "Night Owls", "purpose": "gaming"},
-    }
+    },
+    "live-guild": {
+        "messages": [{"role": "user", "content": "Rename general to lobby and remove the memes channel."}],
+        "guild_id": GUILD_ID,
+    },
 }
 AI_CHAT_ANSWERS: dict[str, Any] = {
     "chat": {
@@ -374,5 +381,42 @@ AI_CHAT_ANSWERS: dict[str, Any] = {
             {"op": "add", "path": "channels[0]", "old": None, "new": {"name": "lounge", "type": "text"}},
         ],
         "warnings": [],
-    }
+    },
+    "live-guild": {
+        "reply": "Renamed general to lobby and removed memes.",
+        "config": {
+            "name": "Night Owls",
+            "roles": [{"id": "1191000000000002012", "name": "Officer", "permissions": ["KICK_MEMBERS"]}],
+            "channels": [{"id": "1191000000000003012", "name": "lobby"}],
+        },
+        "quick_replies": ["Add a voice channel"],
+        "suggested_templates": [],
+        "is_complete": False,
+        "changes": [
+            {"op": "rename", "path": "channels[0].name", "old": "general", "new": "lobby"},
+            {"op": "remove", "path": "channels[1]", "old": {"id": "1191000000000003016", "name": "memes"}, "new": None},
+        ],
+        "warnings": [],
+        "plan": [
+            {
+                "kind": "role",
+                "name": "Officer",
+                "action": "keep",
+                "id": "1191000000000002012",
+                "changes": [],
+                "field": "roles[0]",
+            },
+            {
+                "kind": "channel",
+                "name": "lobby",
+                "action": "update",
+                "id": "1191000000000003012",
+                "changes": [{"field": "name", "old": "general", "new": "lobby"}],
+                "field": "channels[0]",
+            },
+            MEMES_DELETED,
+        ],
+        "plan_id": PLAN_ID,
+        "problems": [],
+    },
 }

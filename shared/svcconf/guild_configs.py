@@ -1,5 +1,5 @@
 """Starting from what exists: a live guild or a native server template read as a configuration (deployToChat
-`export` and `import`), and a configuration's plan against a live guild (svcAiChat with `guild_id`).
+`export` and `import`); the live guild as svcAiChat with `guild_id` reads it (svcconf.ai_chat_guild).
 
 Reading a guild takes what a deploy takes: the caller manages it (403) and the bot is in it (409 with the
 install link). The conversions themselves are pure (`deploy/export.py`, `deploy/native_template.py`).
@@ -8,21 +8,20 @@ install link). The conversions themselves are pure (`deploy/export.py`, `deploy/
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from svcconf import caller_rights
 from svcconf.auth import BearerUser
-from svcconf.caller_rights import CallerView
+from svcconf.caller_rights import CallerStanding, CallerView
 from svcconf.chat import UnknownGuild, get_chat_client
 from svcconf.chat_accounts import managed_guild
-from svcconf.config import LintWarning, ServerConfig
+from svcconf.config import LintWarning
 from svcconf.config.answers import AnswerConfig
 from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.live import read_live_guild
 from svcconf.deploy_engine.native_template import template_config
-from svcconf.deploy_engine.plan import PlanItem, plan_deployment
 from svcconf.deployments.requests import BotNotInGuild, install_url
 from svcconf.errors import BadRequest
 from svcconf.links import link_parts
@@ -52,45 +51,24 @@ class ImportAnswer(BaseModel):
     source: TemplateSource = Field(description="The native template the configuration was read from.")
 
 
-def _managed_live_guild(user: BearerUser, guild_id: str) -> CallerView:
-    """The guild as the caller sees it (the channels they cannot view left out), when they manage it."""
+def managed_live_guild(user: BearerUser, guild_id: str) -> tuple[CallerStanding, CallerView]:
+    """The caller's standing and the guild as they see it (the channels they cannot view left out), read only when
+    they manage it (403) with the bot in it (409 with the link)."""
     chat_user_id, _ = managed_guild(user, guild_id)
     client = get_chat_client()
     try:
         live = read_live_guild(client, guild_id)
     except UnknownGuild as missing:
         raise BotNotInGuild(install_url=install_url(guild_id, None)) from missing
-    _, view = caller_rights.as_caller(client, live, chat_user_id)
-    return view
+    return caller_rights.as_caller(client, live, chat_user_id)
 
 
 def export_guild(user: BearerUser, guild_id: str) -> ExportAnswer:
     """The live guild, as the caller sees it, as a configuration that deploys back to it with no write."""
-    view = _managed_live_guild(user, guild_id)
+    _, view = managed_live_guild(user, guild_id)
     exported = export_config(view.live, view.live.settings)
     warnings = [*exported.warnings, *view.hidden_warnings()]
     return ExportAnswer(status="exported", config=exported.config, warnings=warnings)
-
-
-def starting_config(user: BearerUser, guild_id: str, current_config: dict[str, Any] | None) -> dict[str, Any] | None:
-    """What a conversation about a live guild starts from: the caller's configuration, or the guild itself when
-    there is none. Either way the caller must manage the guild (403) with the bot in it (409), before any AI turn."""
-    live = _managed_live_guild(user, guild_id).live
-    if current_config is not None:
-        return current_config
-    exported = export_config(live, live.settings)
-    return exported.config.model_dump(mode="json", exclude_none=True)  # what is unset costs the model no tokens
-
-
-def guild_plan(user: BearerUser, guild_id: str, config: ServerConfig | None) -> list[PlanItem] | None:
-    """What deploying `config` to the guild would create, update and keep (the dry run's plan, without its
-    preflight); None without a configuration, or for one that names an object twice (a deploy refuses it)."""
-    if config is None:
-        return None
-    try:
-        return plan_deployment(_managed_live_guild(user, guild_id).live, config).items
-    except BadRequest:
-        return None
 
 
 def template_code(text: str) -> str:

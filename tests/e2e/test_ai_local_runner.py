@@ -9,40 +9,18 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import requests
 
 from local.samples import large_community
 from svcconf.config import ServerConfig
-from tests.helpers.local_service import REQUEST_TIMEOUT_SECONDS, LocalService, running
+from tests.helpers.local_service import LocalService, ai_chat, local_ai_runner, running
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
 def local_ai_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SVC_AI_PROVIDER", "local")
-        patch.delenv("ANTHROPIC_API_KEY", raising=False)
-        patch.delenv("ANTHROPIC_BASE_URL", raising=False)
-        with running(tmp_path_factory.mktemp("local-ai")) as (state, _started, log_path):
-            yield LocalService(state=state, first_answer_seconds=0.0, log_path=log_path)
-
-
-WARM_UP_SECONDS = 120  # the SDK's import in a cold sandbox takes seconds, many more on a busy machine
-
-
-def chat(service: LocalService, body: dict[str, Any]) -> requests.Response:
-    """One call; while the function's sandboxes are still starting (the runner answers 429), wait for them."""
-    give_up_at = time.monotonic() + WARM_UP_SECONDS
-    while True:
-        response = requests.post(
-            service.url("svcAiChat"),
-            json=body,
-            headers={"Authorization": f"Bearer {service.state['user_token']}"},
-            timeout=REQUEST_TIMEOUT_SECONDS + 5,
-        )
-        if response.status_code != 429 or time.monotonic() > give_up_at:
-            return response
+    with local_ai_runner(tmp_path_factory.mktemp("local-ai")) as service:
+        yield service
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +34,7 @@ def keyless_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalS
 
 
 def test_without_a_key_svc_ai_chat_answers_503(keyless_service: LocalService) -> None:
-    response = chat(keyless_service, {"messages": [{"role": "user", "content": "A server for my study group"}]})
+    response = ai_chat(keyless_service, {"messages": [{"role": "user", "content": "A server for my study group"}]})
     assert response.status_code == 503
     assert response.json()["error"] == "Service Unavailable"
     assert response.json()["message"] == "The AI assistant is not configured on this service."
@@ -64,14 +42,14 @@ def test_without_a_key_svc_ai_chat_answers_503(keyless_service: LocalService) ->
 
 def test_the_local_model_serves_a_whole_conversation(local_ai_service: LocalService) -> None:
     conversation = [{"role": "user", "content": "A server for our band and its fans"}]
-    first = chat(local_ai_service, {"messages": conversation, "style": {"tone": "casual"}})
+    first = ai_chat(local_ai_service, {"messages": conversation, "style": {"tone": "casual"}})
     assert first.status_code == 200, first.text
     conversation += [
         {"role": "assistant", "content": first.json()["reply"]},
         {"role": "user", "content": "Add a role named Roadie. Looks good!"},
     ]
 
-    second = chat(local_ai_service, {"messages": conversation, "currentConfig": first.json()["config"]})
+    second = ai_chat(local_ai_service, {"messages": conversation, "currentConfig": first.json()["config"]})
 
     assert second.status_code == 200, second.text
     body = second.json()
@@ -106,10 +84,10 @@ def test_a_one_line_edit_on_40_roles_and_120_channels_answers_within_10_seconds(
         "messages": [{"role": "user", "content": "Add a text channel named memes-corner to Area 1"}],
         "currentConfig": current,
     }
-    chat(local_ai_service, body)  # the function's sandbox warm, as it is for every turn but a cold start's
+    ai_chat(local_ai_service, body)  # the function's sandbox warm, as it is for every turn but a cold start's
     started = time.monotonic()
 
-    response = chat(local_ai_service, body)
+    response = ai_chat(local_ai_service, body)
 
     elapsed = time.monotonic() - started
     assert response.status_code == 200, response.text
@@ -135,7 +113,7 @@ def test_ten_categories_of_ten_channels_on_250_roles_is_built_as_far_as_the_time
     }
     started = time.monotonic()
 
-    response = chat(local_ai_service, body)
+    response = ai_chat(local_ai_service, body)
 
     elapsed = time.monotonic() - started
     assert response.status_code == 200, response.text

@@ -108,6 +108,35 @@ def running(
             process.wait(timeout=5)
 
 
+AI_WARM_UP_SECONDS = 120  # the SDK's import in a cold sandbox takes seconds, many more on a busy machine
+
+
+@contextmanager
+def local_ai_runner(directory: Path) -> Iterator[LocalService]:
+    """`make run` with the local model as its AI provider, whatever the shell that runs the tests sets."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SVC_AI_PROVIDER", "local")
+        patch.delenv("ANTHROPIC_API_KEY", raising=False)
+        patch.delenv("ANTHROPIC_BASE_URL", raising=False)
+        with running(directory) as (state, _started, log_path):
+            yield LocalService(state=state, first_answer_seconds=0.0, log_path=log_path)
+
+
+def ai_chat(service: LocalService, body: dict[str, Any]) -> requests.Response:
+    """One svcAiChat call as the runner's user; while the function's sandboxes are still starting (the runner
+    answers 429), wait for them."""
+    give_up_at = time.monotonic() + AI_WARM_UP_SECONDS
+    while True:
+        response = requests.post(
+            service.url("svcAiChat"),
+            json=body,
+            headers={"Authorization": f"Bearer {service.state['user_token']}"},
+            timeout=REQUEST_TIMEOUT_SECONDS + 5,
+        )
+        if response.status_code != 429 or time.monotonic() > give_up_at:
+            return response
+
+
 SCRATCH_CONCURRENCY = 3  # the scratch runner's cap of sandboxes per function
 # A throwaway service for the runner's own machinery: sandboxes that crash, hang or raise, and an SQS worker.
 SCRATCH_TEMPLATE = """

@@ -33,6 +33,7 @@ from tests.helpers.chat_sandbox import (
     LOCKED_GUILD,
     QUIET_GUILD,
     REDIRECT_URI,
+    RIGHTS_LAB,
     chat_settings_for,
     new_chat_client,
     platform_requests,
@@ -207,9 +208,9 @@ def test_bot_user_is_read_once_with_the_bot_token(chat_client: ChatClient, chat_
 
 def test_user_guilds_carry_ownership_and_permissions(chat_client: ChatClient, chat_state: SandboxState):
     guilds = {guild.id: guild for guild in chat_client.get_current_user_guilds(ALICE_TOKEN)}
-    # alice owns the demo and build guilds, is a plain member of bob's, admin in the quiet one,
-    # and holds MANAGE_GUILD in the locked one
-    assert set(guilds) == {DEMO_GUILD, BOB_GUILD, QUIET_GUILD, LOCKED_GUILD, BUILD_GUILD}
+    # alice owns the demo and build guilds, is a plain member of bob's, admin in the quiet one and in carol's
+    # rights lab, and holds MANAGE_GUILD in the locked one
+    assert set(guilds) == {DEMO_GUILD, BOB_GUILD, QUIET_GUILD, LOCKED_GUILD, BUILD_GUILD, RIGHTS_LAB}
     assert guilds[DEMO_GUILD].owner
     assert guilds[BUILD_GUILD].owner
     assert {guild_id: guild.can_manage for guild_id, guild in guilds.items()} == {
@@ -218,6 +219,7 @@ def test_user_guilds_carry_ownership_and_permissions(chat_client: ChatClient, ch
         QUIET_GUILD: True,
         LOCKED_GUILD: True,
         BUILD_GUILD: True,
+        RIGHTS_LAB: True,
     }
     assert int(guilds[LOCKED_GUILD].permissions) & MANAGE_GUILD
     assert guilds[DEMO_GUILD].icon_url(cdn_base="https://cdn.chat.test") == (
@@ -233,8 +235,8 @@ def test_bot_guilds_are_paged_with_after(chat_client: ChatClient, chat_state: Sa
     chat_client.guild_page_size = 2
     # When the bot's guilds are listed
     ids = [guild.id for guild in chat_client.get_bot_guilds()]
-    # Then all four come back over three requests, each after the previous page's last id (the last page is empty)
-    assert ids == [DEMO_GUILD, BOB_GUILD, LOCKED_GUILD, BUILD_GUILD]
+    # Then all five come back over three requests, each after the previous page's last id (the last page is short)
+    assert ids == [DEMO_GUILD, BOB_GUILD, LOCKED_GUILD, BUILD_GUILD, RIGHTS_LAB]
     assert [entry["query"] for entry in chat_state.request_log] == [
         "limit=2",
         f"limit=2&after={BOB_GUILD}",

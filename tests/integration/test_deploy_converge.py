@@ -5,46 +5,17 @@ server is refused."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
 
+from tests.helpers.converge import START, edited
 from tests.helpers.deploy_worker import DeployQueue, deploy_body, link, live_channels, live_roles, writes
 from tests.helpers.handlers import bearer
 
 USER = "web-user-1"
 BUILD_LAB = "1191000000000001005"  # an empty guild of alice's, with COMMUNITY and NEWS
-
-START: dict[str, Any] = {
-    "name": "Alice's Build Lab",
-    "roles": [
-        {"name": "Mods", "color": 3447003, "hoist": True, "permissions": ["KICK_MEMBERS", "MANAGE_MESSAGES"]},
-        {"name": "Helpers", "permissions": ["MANAGE_MESSAGES"]},
-        {"name": "Members", "permissions": ["SEND_MESSAGES"]},
-    ],
-    "categories": [
-        {
-            "name": "Community",
-            "channels": [
-                {"name": "general", "topic": "Say hello"},
-                {"name": "memes", "topic": "Funny only"},
-                {"name": "Lounge", "type": "voice"},
-                {"name": "Gaming", "type": "voice"},
-            ],
-        },
-        {
-            "name": "Staff",
-            "overwrites": [
-                {"role": "@everyone", "deny": ["VIEW_CHANNEL"]},
-                {"role": "Mods", "allow": ["VIEW_CHANNEL"]},
-            ],
-            "channels": [{"name": "mod-log"}, {"name": "announcements", "topic": "For the team"}],
-        },
-        {"name": "Archive", "channels": [{"name": "old-news"}]},
-    ],
-    "channels": [{"name": "rules"}, {"name": "faq"}],
-}
+DEMO = "1191000000000001001"  # alice owns it; Moderator and Member are held by one member each
 
 
 @pytest.fixture
@@ -70,32 +41,6 @@ def exported(invoke) -> dict[str, Any]:
     answer = call(invoke, {"action": "export", "guild_id": BUILD_LAB})
     assert answer.status == 200, answer.body
     return answer.body["config"]
-
-
-def category(config: dict[str, Any], name: str) -> dict[str, Any]:
-    return next(c for c in config["categories"] if c["name"] == name)
-
-
-def edited(config: dict[str, Any]) -> dict[str, Any]:
-    """Rename a channel and a role, move a channel, reverse the orders, remove a channel and a role, rename the
-    server."""
-    config = copy.deepcopy(config)
-    config["name"] = "Alice's Lab, renamed"
-    community, staff = category(config, "Community"), category(config, "Staff")
-    community["channels"][0]["name"] = "lobby"  # general
-    config["roles"][0]["name"] = "Moderators"  # Mods
-    community["channels"].insert(1, staff["channels"].pop())  # announcements moves from Staff to Community
-    community["channels"] = [c for c in community["channels"] if c["name"] != "memes"]
-    config["roles"] = [role for role in config["roles"] if role["name"] != "Helpers"]
-    for overwrite in staff["overwrites"]:
-        overwrite["role"] = "Moderators" if overwrite["role"] == "Mods" else overwrite["role"]
-    config["roles"].reverse()
-    config["categories"].reverse()
-    config["channels"].reverse()
-    text = [c for c in community["channels"] if c["type"] != "voice"]
-    voice = [c for c in community["channels"] if c["type"] == "voice"]
-    community["channels"] = [*reversed(text), *reversed(voice)]
-    return config
 
 
 def test_an_edited_export_deploys_in_place_with_a_confirmed_prune_and_reads_back_as_configured(invoke, linked, aws):
@@ -181,3 +126,25 @@ def test_a_plan_taken_before_someone_adds_a_channel_is_refused_and_nothing_is_de
     assert {i["name"] for i in stale.body["plan"] if i["action"] == "delete"} == {"faq", "brand-new"}
     assert writes(linked) == []
     assert {"faq", "brand-new"} <= set(live_channels(linked, BUILD_LAB))
+
+
+def test_the_dry_run_says_how_many_members_hold_each_role_a_prune_deletes(invoke, linked, aws):
+    # Given the demo guild, whose Moderator and Member roles are each held by one member, read as a configuration
+    config = call(invoke, {"action": "export", "guild_id": DEMO}).body["config"]
+    config["roles"] = []
+
+    # When a prune without its roles is planned
+    dry = call(invoke, deploy_body(DEMO, config, dry_run=True, prune=True))
+
+    # Then each role's delete item carries its id, and a warning the number of its holders (the platform's counts)
+    assert dry.status == 200, dry.body
+    assert {(i["name"], i["id"]) for i in dry.body["plan"] if i["action"] == "delete"} == {
+        ("Moderator", "1191000000000002012"),
+        ("Member", "1191000000000002013"),
+    }
+    assert sorted(w["message"] for w in dry.body["warnings"] if w["rule"] == "delete") == [
+        "role 'Member' will be deleted: 1 member holds it and loses it",
+        "role 'Moderator' will be deleted: 1 member holds it and loses it",
+    ]
+    assert ("GET", "/guilds/{guild_id}/roles/member-counts") in [(e["method"], e["route"]) for e in linked.request_log]
+    assert writes(linked) == []

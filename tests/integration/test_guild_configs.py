@@ -9,7 +9,10 @@ from typing import Any
 import pytest
 
 from local.chat_sandbox.routes.templates import templates as sandbox_templates
+from svcconf.chat import get_chat_client
 from svcconf.config import ServerConfig, to_bitfield
+from svcconf.config.access import SEND_MESSAGES_BIT, VIEW_CHANNEL_BIT, access_differences
+from svcconf.deploy_engine.live import guild_access, read_live_guild
 from tests.helpers.deploy_worker import ALICE, DEMO, QUIET, USER, DeployQueue, deploy_body, link, without_ids, writes
 from tests.helpers.handlers import bearer
 
@@ -216,3 +219,26 @@ def test_a_template_answer_the_service_cannot_read_is_a_502_with_the_error_body_
     assert response.status == 502, response.body
     assert (response.body["error"], response.body["code"]) == ("Error", 502)  # the contract's phrase for a 502
     assert "serialized_source_guild.channels.2.permission_overwrites.0.type" in response.body["message"]
+
+
+def test_the_alliance_template_keeps_its_managers_channel_from_moderators_imported_deployed_and_exported(
+    invoke, linked, aws
+):
+    admin, suggestions = "text 'admin' in category 'Administration'", "text 'suggestions' in category 'Community'"
+    imported = call(invoke, {"action": "import", "template": "discord.new/svcAllianceHub"}).body
+    assert [w for w in imported["warnings"] if w["rule"] == "unrepresentable"] == []
+
+    deploy_and_drain(invoke, aws, BUILD_LAB, imported["config"])
+    exported = call(invoke, {"action": "export", "guild_id": BUILD_LAB}).body["config"]
+    deployed = guild_access(read_live_guild(get_chat_client(), BUILD_LAB))
+    linked.reset()  # the guild empty again; its tokens too, so the account is linked again
+    link(invoke, linked)
+    deploy_and_drain(invoke, aws, BUILD_LAB, exported)
+    copied = guild_access(read_live_guild(get_chat_client(), BUILD_LAB))
+
+    for access in (deployed, copied):
+        assert not access[admin, "Moderator"] & VIEW_CHANNEL_BIT
+        assert access[admin, "Alliance Manager"] & VIEW_CHANNEL_BIT
+        assert access[suggestions, "Muted"] & SEND_MESSAGES_BIT  # denied in its category, not in this channel
+        assert not access["text 'general' in category 'Community'", "Muted"] & SEND_MESSAGES_BIT
+    assert access_differences(deployed, copied) == []

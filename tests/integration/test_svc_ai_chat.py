@@ -34,9 +34,11 @@ def test_a_questionnaire_alone_gets_a_first_configuration(invoke, chat) -> None:
     assert response.status == 200
     body = response.body
     assert set(body) == {
-        *("reply", "config", "quick_replies", "suggested_templates", "is_complete", "changes", "warnings", "plan"),
+        *("reply", "config", "quick_replies", "suggested_templates", "is_complete", "changes", "warnings"),
+        *("plan", "plan_id", "problems"),  # a live guild's (guild_id); null without one
         "history_trimmed",
     }
+    assert (body["plan"], body["plan_id"], body["problems"]) == (None, None, None)
     assert body["config"]["name"] == "Study Buddies"
     assert_valid_or_none(body["config"])
     assert "study server" in body["reply"]

@@ -12,7 +12,7 @@ from svcconf.config.access import (
     guild_permissions,
 )
 from svcconf.deploy_engine.live import guild_access
-from tests.helpers.live_guilds import GUILD_ID, GuildBuilder, overwrite
+from tests.helpers.live_guilds import EVERYONE_PERMISSIONS, GUILD_ID, GuildBuilder, overwrite
 
 
 def bits(*names: str) -> int:
@@ -140,3 +140,13 @@ def test_a_live_guild_is_read_by_role_name_without_managed_roles_or_member_overw
     assert {holder for _, holder in access} == {"@everyone", "Moderator"}
     assert access[MOD_LOG, "Moderator"] == VIEW | SEND | bits("READ_MESSAGE_HISTORY", "CONNECT", "SPEAK")
     assert access[MOD_LOG, "@everyone"] == 0
+
+
+def test_a_bit_without_a_name_grants_nothing_a_configuration_can_say():
+    guild = GuildBuilder()
+    guild.roles[0] = guild.roles[0].model_copy(update={"permissions": str(int(guild.roles[0].permissions) | 1 << 47)})
+    guild.channel("general")
+
+    access = guild_access(guild.build())
+
+    assert access["text 'general'", "@everyone"] == EVERYONE_PERMISSIONS  # bit 47 left out

@@ -92,3 +92,26 @@ def test_a_neutral_overwrite_stays_in_the_compact_form_as_its_role_alone() -> No
 
     assert short["categories"][0]["channels"] == [{"name": "admin", "overwrites": [{"role": "Moderator"}]}]
     assert expand(short) == config
+
+
+def test_the_compact_form_keeps_the_ids_of_a_live_servers_objects() -> None:
+    config = ServerConfig.model_validate(
+        {
+            "name": "Live",
+            "roles": [{"id": "1191000000000009001", "name": "Admin", "permissions": ["ADMINISTRATOR"]}],
+            "categories": [
+                {
+                    "id": "1191000000000009011",
+                    "name": "Community",
+                    "channels": [{"id": "1191000000000009021", "name": "general"}],
+                }
+            ],
+            "channels": [{"id": "1191000000000009024", "name": "welcome"}, {"name": "new-here"}],
+        }
+    )
+
+    short = compact(config)
+
+    assert expand(short) == config
+    assert short["categories"][0]["channels"] == [{"id": "1191000000000009021", "name": "general"}]
+    assert short["channels"] == [{"id": "1191000000000009024", "name": "welcome"}, "new-here"]

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from local.samples import large_community
-from svcconf.config import ServerConfig
-from svcconf.config.access import VIEW_CHANNEL_BIT, config_access
-from svcconf.config.edits import Edit, EditsRejected, apply_edits, apply_prefix
+from svcconf.config import CHANNEL_TYPES, ServerConfig, from_bitfield
+from svcconf.config.access import VIEW_CHANNEL_BIT, config_access, place_label
+from svcconf.config.edits import NO_ID_EDITS, Edit, EditsRejected, apply_edits, apply_prefix
+from tests.helpers.generated_configs import OVERWRITE_PERMISSIONS, configurations
 
 START = ServerConfig.model_validate(
     {
@@ -306,3 +309,139 @@ def test_a_case_only_role_rename_follows_into_every_overwrite() -> None:
     assert result.config.role_names() == ["Admin", "mods"]
     assert [o.role for o in result.config.categories[1].overwrites] == ["@everyone", "mods"]
     assert [o.role for o in result.config.categories[0].channels[1].overwrites] == ["mods"]
+
+
+def test_a_channel_with_overwrites_of_its_own_keeps_who_can_do_what_when_it_moves() -> None:
+    data = ADMINISTRATION.model_dump(mode="json")
+    lounge = {"name": "Lounge", "overwrites": [{"role": "Muted", "deny": ["SEND_MESSAGES"]}], "channels": []}
+    config = ServerConfig.model_validate({**data, "categories": [*data["categories"], lounge]})
+    moves = [
+        edit(op="move", kind="channel", name="admin", cat="Administration", to="Lounge"),
+        edit(op="move", kind="channel", name="mod-chat", cat="Administration", to="Lounge"),
+    ]
+
+    result = apply_edits(config, moves)
+
+    def by_role(config: ServerConfig, place: str) -> dict[str, int]:
+        return {role: bits for (where, role), bits in config_access(config).items() if where == place}
+
+    moved = "text '{}' in category 'Lounge'"
+    assert by_role(result.config, moved.format("admin")) == by_role(config, ADMIN)  # kept: it has its own
+    assert by_role(result.config, moved.format("mod-chat"))["@everyone"] & VIEW_CHANNEL_BIT  # follows Lounge
+    assert [(c.op, c.path) for c in result.changes] == [
+        ("move", "categories[1].channels[0]"),
+        ("update", "categories[1].channels[0].overwrites"),
+        ("move", "categories[1].channels[1]"),
+    ]
+
+
+@settings(max_examples=60, deadline=None, database=None, derandomize=True)
+@given(st.data())
+def test_no_category_overwrite_edit_opens_a_channel_with_overwrites_of_its_own(data: st.DataObject) -> None:
+    config = data.draw(configurations(min_categories=1))
+    category = data.draw(st.sampled_from(config.categories))
+    role = data.draw(st.sampled_from(["@everyone", *(r.name for r in config.roles)]))
+    allow = data.draw(st.lists(st.sampled_from(OVERWRITE_PERMISSIONS), unique=True, max_size=3))
+    deny = data.draw(st.lists(st.sampled_from([p for p in OVERWRITE_PERMISSIONS if p not in allow]), max_size=2))
+    exists = any(o.role == role for o in category.overwrites)
+    op = data.draw(st.sampled_from(["update", "remove"] if exists else ["add"]))
+    change = {"set": {"allow": allow, "deny": list(dict.fromkeys(deny))}} if op != "remove" else {}
+
+    result = apply_edits(config, [edit(op=op, kind="overwrite", name=role, cat=category.name, **change)])
+
+    before, after = config_access(config), config_access(result.config)
+    for channel in category.channels:
+        if channel.overwrites:
+            place = place_label(CHANNEL_TYPES[channel.type], channel.name, category.name)
+            for holder in ["@everyone", *(r.name for r in config.roles)]:
+                gained = after[place, holder] & ~before[place, holder]
+                assert not gained, (place, holder, from_bitfield(gained))
+
+
+# The platform's ids of START's objects, as an export of the server would give them.
+IDS = {
+    ("roles", "Admin"): "1191000000000009001",
+    ("roles", "Mods"): "1191000000000009002",
+    ("categories", "Community"): "1191000000000009011",
+    ("categories", "Staff"): "1191000000000009012",
+    ("channels", "general"): "1191000000000009021",
+    ("channels", "memes"): "1191000000000009022",
+    ("channels", "mod-chat"): "1191000000000009023",
+    ("channels", "welcome"): "1191000000000009024",
+}
+
+
+def with_ids(config: ServerConfig) -> ServerConfig:
+    data = config.model_dump(mode="json")
+    for key in ("roles", "categories"):
+        for item in data[key]:
+            item["id"] = IDS[(key, item["name"])]
+    for channel in [*(c for category in data["categories"] for c in category["channels"]), *data["channels"]]:
+        channel["id"] = IDS[("channels", channel["name"])]
+    return ServerConfig.model_validate(data)
+
+
+def ids_by_name(config: ServerConfig) -> dict[str, str | None]:
+    objects = [*config.roles, *config.categories, *config.all_channels()]
+    return {item.name: item.id for item in objects}
+
+
+def test_renamed_and_moved_objects_keep_their_ids_and_an_added_one_has_none() -> None:
+    result = apply_edits(
+        with_ids(START),
+        [
+            edit(op="rename", kind="role", name="Mods", to="Moderators"),
+            edit(op="rename", kind="category", name="Community", to="Hangout"),
+            edit(op="update", kind="channel", name="general", cat="Hangout", set={"name": "lobby", "topic": "Hi"}),
+            edit(op="move", kind="channel", name="memes", cat="Hangout", to="Staff", at=0),
+            edit(op="move", kind="channel", name="welcome", to="Hangout"),
+            edit(op="move", kind="category", name="Staff", at=0),
+            edit(op="add", kind="channel", name="clips", cat="Staff"),
+        ],
+    )
+
+    assert ids_by_name(result.config) == {
+        "Admin": IDS[("roles", "Admin")],
+        "Moderators": IDS[("roles", "Mods")],
+        "Staff": IDS[("categories", "Staff")],
+        "Hangout": IDS[("categories", "Community")],
+        "memes": IDS[("channels", "memes")],
+        "mod-chat": IDS[("channels", "mod-chat")],
+        "clips": None,
+        "lobby": IDS[("channels", "general")],
+        "welcome": IDS[("channels", "welcome")],
+    }
+    assert [channel.name for channel in result.config.categories[1].channels] == ["lobby", "welcome"]
+
+
+def test_removing_an_object_keeps_nothing_of_it_and_adding_one_of_that_name_has_no_id() -> None:
+    result = apply_edits(
+        with_ids(START),
+        [
+            edit(op="remove", kind="channel", name="memes", cat="Community"),
+            edit(op="remove", kind="role", name="Mods"),
+            edit(op="add", kind="channel", name="memes", cat="Community"),
+        ],
+    )
+
+    dumped = result.config.model_dump_json()
+    assert IDS[("channels", "memes")] not in dumped
+    assert IDS[("roles", "Mods")] not in dumped
+    assert ids_by_name(result.config)["memes"] is None
+
+
+@pytest.mark.parametrize(
+    "setting_an_id",
+    [
+        edit(op="add", kind="channel", name="lobby", set={"id": "1191000000000009021"}),
+        edit(op="update", kind="role", name="Mods", set={"id": "1191000000000009001"}),
+        edit(op="update", kind="category", name="Staff", set={"id": None}),
+        edit(op="add", kind="category", name="Events", set={"channels": [{"name": "x", "id": "1191000000000009021"}]}),
+    ],
+)
+def test_an_edit_that_sets_an_id_is_refused_with_the_reason(setting_an_id) -> None:
+    with pytest.raises(EditsRejected) as raised:
+        apply_edits(with_ids(START), [setting_an_id])
+
+    [problem] = raised.value.problems
+    assert (problem.field, problem.message) == ("edits[0]", NO_ID_EDITS)

@@ -473,3 +473,17 @@ def test_a_channel_overwrite_for_everyone_under_a_category_that_allows_everyone_
 
     # When linted, Then nothing is reported: every member still sees the channel, as the category meant
     assert lint(server(categories=[opened])) == []
+
+
+def test_a_dropped_view_channel_that_changes_nothing_is_no_warning() -> None:
+    # Given a category that denies Members VIEW_CHANNEL and a channel whose own Members overwrite drops that deny,
+    # while the channel hides itself from @everyone anyway
+    hidden = staff_category(
+        {"role": "@everyone", "deny": ["VIEW_CHANNEL"]},
+        {"role": "Members", "deny": ["SEND_MESSAGES"]},
+        {"role": "Mods", "allow": ["VIEW_CHANNEL"]},
+        category_overwrites=[{"role": "Members", "deny": ["VIEW_CHANNEL"]}],
+    )
+
+    # When linted, Then the drop is not named: Members cannot view the channel either way
+    assert [w.rule for w in lint(server(roles=[MODS, MEMBERS], categories=[hidden]))] == []

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from svcconf.config import ServerConfig
 from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.plan import plan_deployment
+from svcconf.deploy_engine.preflight import preflight_problems
 from svcconf.deploy_engine.steps import ChannelStep, DeleteStep, GuildStep, ReorderChannels, ReorderRoles, RoleStep
 from svcconf.errors import field_path
 from tests.helpers.live_guilds import GUILD_ID, GuildBuilder
@@ -305,3 +306,26 @@ def test_a_channel_moved_out_of_a_private_category_leaves_its_overwrites_behind(
 
     [step] = [s for s in plan.steps if isinstance(s, ChannelStep)]
     assert (step.parent, step.base_overwrites, step.replaces_overwrites) == ("category:public", [], True)
+
+
+def test_deletes_go_first_when_a_category_would_pass_fifty_channels_before_them():
+    guild = GuildBuilder()
+    hall = guild.category("Hall")
+    for n in range(49):
+        guild.channel(f"ch-{n}", parent=hall)
+    named = [{"name": f"ch-{n}"} for n in range(46)]  # three of the hall's channels go
+    config = ServerConfig.model_validate(
+        {
+            "name": "Community",
+            "categories": [{"name": "Hall", "channels": [*named, *({"name": f"new-{n}"} for n in range(3))]}],
+        }
+    )
+
+    plan = plan_deployment(guild.build(), config, prune=True)
+    kept = plan_deployment(guild.build(), config)
+
+    ops = [s.op for s in plan.steps]
+    assert ops[:3] == ["delete_channel"] * 3
+    assert ops[3:6] == ["create_channel"] * 3
+    assert [p.field for p in preflight_problems(guild.build(), kept)] == ["categories[0].channels"]
+    assert preflight_problems(guild.build(), plan) == []

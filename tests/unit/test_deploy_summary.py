@@ -24,3 +24,9 @@ def test_a_rollback_says_what_it_deleted_and_restored_and_how_many_failed():
     steps = Steps(roles=KindCounts(deleted=2, failed=1), channels=KindCounts(updated=1))
 
     assert summary("rollback", steps) == "Deleted 2 roles; restored 1 channel; 1 failed."
+
+
+def test_a_pruning_deploy_says_what_it_deleted_too():
+    steps = Steps(roles=KindCounts(updated=1, deleted=1), channels=KindCounts(deleted=2))
+
+    assert summary("deploy", steps) == "Created nothing; updated 1 role; deleted 1 role, 2 channels."

@@ -158,17 +158,20 @@ def test_a_first_build_is_sized_by_the_questionnaire_and_stays_compact() -> None
     assert len(json.dumps(turn, separators=(",", ":"))) // 4 <= 1200  # output tokens, as the local model counts
 
 
-def test_edits_change_the_current_configuration_and_stay_valid() -> None:
+def edited(asked: str) -> tuple[ChatTurn, ServerConfig]:
+    """The local model's answer to `asked` about its gaming first build, and that build with its edits applied."""
     start = built(ChatTurn.model_validate(chat_turn(chat_request("gaming"))))
-    asked = (
+    current = start.model_dump(mode="json", exclude_defaults=True)
+    result = ChatTurn.model_validate(chat_turn(chat_request("gaming", "ok", asked, current=current)))
+    return result, applied(result, start)
+
+
+def test_edits_change_the_current_configuration_and_stay_valid() -> None:
+    result, config = edited(
         "Add a voice channel named Raid Night. Add a role called VIP. Remove the role Moderator. "
         "Remove the channel off-topic. Rename the server to Night Owls"
     )
-    current = start.model_dump(mode="json", exclude_defaults=True)
 
-    result = ChatTurn.model_validate(chat_turn(chat_request("gaming", "ok", asked, current=current)))
-
-    config = applied(result, start)
     assert config.name == "Night Owls"
     assert "VIP" in config.role_names()
     assert "Moderator" not in config.role_names()
@@ -183,3 +186,17 @@ def test_the_questionnaire_names_the_server_and_done_completes() -> None:
     done = ChatTurn.model_validate(chat_turn(chat_request("x", "y", "Looks good, done")))
     assert built(first).name == "Chess Club"
     assert (first.is_complete, done.is_complete) == (False, True)
+
+
+def test_renames_moves_removals_and_grants_joined_by_and_are_edits_that_apply() -> None:
+    _, config = edited(
+        "Rename the channel general to lobby and move the channel clips to Community and remove the category Staff "
+        "and rename the role Moderator to Mods. Add a role called Banner with BAN_MEMBERS and KICK_MEMBERS."
+    )
+
+    by_category = {category.name: [channel.name for channel in category.channels] for category in config.categories}
+    assert by_category["Community"] == ["lobby", "off-topic", "Lounge", "clips"]
+    assert "clips" not in by_category["Gaming"]
+    assert "Staff" not in by_category
+    assert config.role_names() == ["Admin", "Mods", "Gamer", "Member", "Banner"]
+    assert config.roles[-1].permissions == ["BAN_MEMBERS", "KICK_MEMBERS"]

@@ -9,9 +9,13 @@ category, channel, overwrite); `add` and `update` carry the fields to set in `se
 that kind, so a field the schema gains is editable without a new edit kind. Addressing:
 - a role or category by `name`; a channel by `name` and its category `cat` (absent: outside any category);
 - an overwrite by the role it names (`name`) on the category `cat`, or on the channel `ch` (in `cat`); a
-  category's that grants more keeps its channels with overwrites of their own as they were (`_keep_channels_closed`);
+  category's that grants more keeps its channels with overwrites of their own as they were (`_keep_channels_closed`),
+  and such a channel moved to another category keeps who can do what in it (`_keep_access_on_move`);
 - `to` is a rename's new name, or a move's destination category ("" for outside any category); `at` a position.
 Removing or renaming a role updates the overwrites that name it.
+
+An object's `id` (the platform's, v3) stays with it through renames, moves and updates, so a deploy changes that
+object rather than making a new one; an added object has none, and no edit sets one: ids come from the platform.
 """
 
 from __future__ import annotations
@@ -68,6 +72,12 @@ class _Refused(Exception):
     pass
 
 
+NO_ID_EDITS = (
+    "`id` is the platform's id of an object and is never set by an edit: a renamed or moved object keeps its own, "
+    "an added one gets its id when it is deployed"
+)
+
+
 @dataclass
 class EditResult:
     config: ServerConfig
@@ -109,6 +119,8 @@ def apply_prefix(config: ServerConfig, edits: Sequence[Edit]) -> tuple[EditResul
 
 
 def _apply(data: dict[str, Any], edit: Edit) -> list[ConfigChange]:
+    if _carries_id(edit.set):
+        raise _Refused(NO_ID_EDITS)
     if edit.kind == "server":
         if edit.op != "update" and edit.op != "rename":
             raise _Refused("the server takes only update (name, description, settings ...) and rename")
@@ -137,6 +149,13 @@ def _apply(data: dict[str, Any], edit: Edit) -> list[ConfigChange]:
     if edit.op == "update":
         return _update(edit, holder, path)
     return _move(data, edit, holder, loc, index)
+
+
+def _carries_id(value: Any) -> bool:
+    """An `id` anywhere in what an edit sets (a category's channels carry their own)."""
+    if isinstance(value, dict):
+        return "id" in value or any(_carries_id(item) for item in value.values())
+    return isinstance(value, list) and any(_carries_id(item) for item in value)
 
 
 def _fields(edit: Edit, model: type[BaseModel], exclude: Sequence[str] = ()) -> dict[str, Any]:
@@ -222,6 +241,7 @@ def _rename(data: dict[str, Any], edit: Edit, holder: Items, loc: Loc, index: in
 def _move(data: dict[str, Any], edit: Edit, holder: Items, loc: Loc, index: int) -> list[ConfigChange]:
     old_path = field_path((*loc, index))
     item = holder.pop(index)
+    old_category = loc
     if edit.kind == "channel" and edit.to is not None:
         holder, loc = _channel_list(data, edit.to or None)
         if loc != ("channels",) and len(holder) >= MAX_CHANNELS_PER_CATEGORY:
@@ -230,7 +250,52 @@ def _move(data: dict[str, Any], edit: Edit, holder: Items, loc: Loc, index: int)
             raise _Refused(f"category '{edit.to}' already has a channel named '{item['name']}'")
     at = _insert_at(holder, edit.at)
     holder.insert(at, item)
-    return [ConfigChange(op="move", path=field_path((*loc, at)), old=old_path, new=item["name"])]
+    changes = [ConfigChange(op="move", path=field_path((*loc, at)), old=old_path, new=item["name"])]
+    if edit.kind == "channel" and loc != old_category:
+        old, new = _category_overwrites(data, old_category), _category_overwrites(data, loc)
+        changes += _keep_access_on_move(item, old, new, (*loc, at))
+    return changes
+
+
+def _category_overwrites(data: dict[str, Any], channels_loc: Loc) -> dict[str, dict[str, Any]]:
+    """The overwrites by role of the category whose channel list is at `channels_loc` (none outside any)."""
+    if channels_loc[0] != "categories":
+        return {}
+    return {o["role"]: o for o in data["categories"][int(channels_loc[1])].get("overwrites") or []}
+
+
+def _keep_access_on_move(
+    channel: dict[str, Any], old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]], loc: Loc
+) -> list[ConfigChange]:
+    """A channel with overwrites of its own keeps who can do what in it when it moves (as the platform keeps a
+    moved channel's overwrites): what it had from its old category becomes its own, and a role the new category
+    has an overwrite for gets a neutral one; what equals the new category's is left to it. A channel without
+    overwrites of its own follows its new category."""
+    own = channel.get("overwrites") or []
+    if not own:
+        return []
+    had = old | {o["role"]: o for o in own}
+    kept = {role: {"role": role, "allow": [], "deny": []} for role in new} | had
+    overwrites = [o for role, o in kept.items() if not _same_grant(new.get(role), o)]
+    if _same_overwrites(overwrites, own):
+        return []
+    channel["overwrites"] = overwrites
+    return [ConfigChange(op="update", path=field_path((*loc, "overwrites")), old=own, new=overwrites)]
+
+
+def _grant(overwrite: dict[str, Any] | None) -> tuple[frozenset[str], frozenset[str]] | None:
+    """What an overwrite allows and denies, whatever the order of its lists (None: no overwrite)."""
+    if overwrite is None:
+        return None
+    return frozenset(overwrite.get("allow") or []), frozenset(overwrite.get("deny") or [])
+
+
+def _same_grant(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+    return _grant(a) == _grant(b)
+
+
+def _same_overwrites(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
+    return {o["role"]: _grant(o) for o in a} == {o["role"]: _grant(o) for o in b}
 
 
 def _apply_overwrite(data: dict[str, Any], edit: Edit) -> list[ConfigChange]:

@@ -160,6 +160,7 @@ _THIRD_PERSON = {"allow": "allows", "deny": "denies"}
 
 
 def _category_view_dropped(config: ServerConfig) -> Iterator[Finding]:
+    everyone_and_roles = config_holders(config)
     for c, category in enumerate(config.categories):
         # role -> "allow" or "deny": what the category says about VIEW_CHANNEL for that role, where it matters
         # (@everyone can view unless denied, so only its deny counts).
@@ -170,12 +171,17 @@ def _category_view_dropped(config: ServerConfig) -> Iterator[Finding]:
         }
         if not view:
             continue
+        inherited = overwrite_bits(category.overwrites)
         for n, channel in enumerate(category.channels):
+            place: Place | None = None  # read only for the overwrites that may drop a VIEW_CHANNEL
             for index, overwrite in enumerate(channel.overwrites):
                 verb = view.get(overwrite.role)
                 neutral = not (overwrite.allow or overwrite.deny)  # dropping the category's is what it is for
                 if verb is None or neutral or VIEW_CHANNEL in overwrite.allow or VIEW_CHANNEL in overwrite.deny:
                     continue
+                place = place or channel_place(channel, inherited)
+                if not _view_dropped(everyone_and_roles, place, overwrite.role, verb):
+                    continue  # the holder sees the channel (or not) as the category said, whatever the drop
                 everyone = overwrite.role == EVERYONE
                 target = EVERYONE if everyone else f"role '{overwrite.role}'"
                 leak = ", so every member can see the channel" if everyone else ""
@@ -185,6 +191,21 @@ def _category_view_dropped(config: ServerConfig) -> Iterator[Finding]:
                     f"{target}, which replaces the category's and no longer {_THIRD_PERSON[verb]} VIEW_CHANNEL{leak}: "
                     f"add VIEW_CHANNEL to its {verb} list.",
                 )
+
+
+def _view_dropped(everyone_and_roles: dict[str, int], place: Place, role: str, verb: str) -> bool:
+    """Whether the role's holder would view the place otherwise had its overwrite kept the category's allow or
+    deny of VIEW_CHANNEL."""
+    own = place.overwrites[role]
+    kept = (
+        own._replace(allow=own.allow | VIEW_CHANNEL_BIT)
+        if verb == "allow"
+        else own._replace(deny=own.deny | VIEW_CHANNEL_BIT)
+    )
+    holder = {role: everyone_and_roles[role]}
+    found = next(access_in(place, holder))[1]
+    meant = next(access_in(place._replace(overwrites={**place.overwrites, role: kept}), holder))[1]
+    return bool((found ^ meant) & VIEW_CHANNEL_BIT)
 
 
 def _places(config: ServerConfig) -> Iterator[tuple[Loc, Channel, Category | None, Place]]:
@@ -299,7 +320,7 @@ LINT_RULES: tuple[LintRule, ...] = (
     LintRule(
         "category-view-dropped",
         "A channel's own overwrite for a role replaces its category's overwrite for that role "
-        "and drops the category's VIEW_CHANNEL allow or deny.",
+        "and drops the category's VIEW_CHANNEL allow or deny, so that role sees the channel otherwise.",
         _category_view_dropped,
     ),
     LintRule(

@@ -134,7 +134,7 @@ class PlanApplier:
             elif isinstance(step, GuildStep):
                 self._settings(step, outcome)
             elif isinstance(step, ReorderRoles):
-                self._reorder(step)
+                self._reorder(step, outcome)
             elif isinstance(step, ReorderChannels):
                 self._reorder_channels(step, outcome)
             else:
@@ -202,7 +202,7 @@ class PlanApplier:
             outcome.updated[step.key] = UpdatedObject(id=step.channel_id, kind=item.kind, previous=step.previous)
             outcome.count(item.kind, "updated")
         elif applied:  # only overwrites changed: the channel counts as existing, and rollback restores them
-            outcome.updated[step.key] = UpdatedObject(id=step.channel_id, kind=item.kind, previous={})
+            outcome.updated[step.key] = UpdatedObject(id=step.channel_id, kind=item.kind, previous=step.previous)
         for overwrite in applied:
             outcome.count("overwrite", "created" if overwrite.action == "create" else "updated")
 
@@ -234,13 +234,17 @@ class PlanApplier:
             resolved.append(entry)
         return resolved, unresolved
 
-    def _reorder(self, step: ReorderRoles) -> None:
-        positions = [
-            {"id": self.ids[entry.ref] if entry.ref.startswith("role:") else entry.ref, "position": entry.position}
-            for entry in step.positions
-            if not entry.ref.startswith("role:") or entry.ref in self.ids
-        ]
+    def _reorder(self, step: ReorderRoles, outcome: StepOutcome) -> None:
+        positions, previous = [], {}
+        for entry in step.positions:
+            role_id = self.ids.get(entry.ref) if entry.ref.startswith("role:") else entry.ref
+            if role_id is None:
+                continue  # created by this deploy, and its creation failed
+            positions.append({"id": role_id, "position": entry.position})
+            previous[role_id] = entry.previous
         self.client.reorder_roles(self.guild_id, positions, reason=self.audit_reason)
+        # Journaled with each role's position before the request, so a rollback can restore the order.
+        outcome.updated[step.key] = UpdatedObject(id=self.guild_id, kind="role", previous={"positions": previous})
 
     def _reorder_channels(self, step: ReorderChannels, outcome: StepOutcome) -> None:
         """Position-only entries (moves were their channels' own requests), so the one-parent rule holds."""

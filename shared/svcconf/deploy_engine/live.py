@@ -104,12 +104,13 @@ def guild_access(live: LiveGuild) -> Access:
     """Who can do what in a live guild (or a template's), per category or channel and per role, named as a
     configuration names them: roles by name (of two of one name, the highest, as export keeps it; managed roles are
     not a configuration's), overwrites of roles (a member's is not a role's), channels of the types a configuration
-    has (of two of one place, the highest, then the oldest, as export keeps it)."""
+    has (of two of one place, the highest, then the oldest, as export keeps it), permissions that have a name (a
+    bit without one grants nothing a configuration can say)."""
     role_names: dict[str, str] = {live.everyone.id: EVERYONE}
     roles: dict[str, int] = {}
     for role in sorted(live.roles, key=lambda r: r.position, reverse=True):
         if not (role.managed or role.is_everyone(live.id) or role.name in roles or role.name.casefold() == EVERYONE):
-            roles[role.name] = int(role.permissions)
+            roles[role.name] = int(role.permissions) & ALL_PERMISSIONS
             role_names[role.id] = role.name
     categories = {c.id: c.name or "" for c in live.categories}
     places: dict[str, Place] = {}
@@ -117,10 +118,10 @@ def guild_access(live: LiveGuild) -> Access:
         if channel.type not in CONFIG_TYPES or (channel.parent_id is not None and channel.parent_id not in categories):
             continue
         overwrites = {
-            role_names[o.id]: OverwriteBits(int(o.allow), int(o.deny))
+            role_names[o.id]: OverwriteBits(int(o.allow) & ALL_PERMISSIONS, int(o.deny) & ALL_PERMISSIONS)
             for o in channel.permission_overwrites
             if o.type == ROLE_OVERWRITE and o.id in role_names
         }
         label = place_label(channel.type, channel.name or "", categories.get(channel.parent_id or ""))
         places.setdefault(label, Place(channel.type in VOICE_TYPES, overwrites))
-    return effective_access(int(live.everyone.permissions), roles, places)
+    return effective_access(int(live.everyone.permissions) & ALL_PERMISSIONS, roles, places)

@@ -8,11 +8,12 @@ the platform stores them). An id the guild does not have (a configuration from a
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from svcconf.chat import Channel as LiveChannel
 from svcconf.chat import Role as LiveRole
-from svcconf.config import CHANNEL_TYPES, ServerConfig
+from svcconf.config import CHANNEL_TYPES, Category, ServerConfig
 from svcconf.config import Channel as ConfigChannel
 from svcconf.config.schema import platform_channel_name
 from svcconf.deploy_engine.live import LiveGuild
@@ -33,6 +34,15 @@ def config_channel_key(category_name: str | None, channel: ConfigChannel) -> str
     channel_type = CHANNEL_TYPES[channel.type]
     parent = category_key(category_name) if category_name is not None else None
     return channel_key(parent, channel_type, platform_channel_name(channel.name, channel_type))
+
+
+def placed_channels(config: ServerConfig) -> Iterator[tuple[str, Category | None, ConfigChannel]]:
+    """Every channel with its path and category, in the configuration's order."""
+    for c, category in enumerate(config.categories):
+        for n, channel in enumerate(category.channels):
+            yield f"categories[{c}].channels[{n}]", category, channel
+    for n, channel in enumerate(config.channels):
+        yield f"channels[{n}]", None, channel
 
 
 @dataclass

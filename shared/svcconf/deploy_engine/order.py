@@ -13,11 +13,15 @@ configuration does not name keep their place relative to the named one before th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Set
+from dataclasses import dataclass, field
 
 from svcconf.chat import Channel as LiveChannel
+from svcconf.config import CHANNEL_TYPES, ServerConfig
 from svcconf.deploy_engine.attributes import VOICE_LIKE
-from svcconf.deploy_engine.steps import ChannelPosition
+from svcconf.deploy_engine.live import LiveGuild
+from svcconf.deploy_engine.matching import Matches, config_channel_key, placed_channels
+from svcconf.deploy_engine.steps import ChannelPosition, category_key
 
 NEWER = 1 << 80  # beyond any snowflake: a channel created now sorts after every existing one at its position
 
@@ -111,3 +115,54 @@ def _simulated(desired: list[Slot], unnamed: list[LiveChannel], placed: dict[str
             tie = int(slot.live.id) if slot.live is not None else NEWER + created
             entries.append((placed[slot.ref], tie, slot.ref))
     return [ref for _, _, ref in sorted(entries) if ref is not None]
+
+
+Group = tuple[str | None, str]  # ("categories", "category"), or (a category's key or None, "text" or "voice")
+CATEGORIES: Group = ("categories", "category")
+
+
+@dataclass
+class Orders:
+    """Every group's order, and the group of each configured category and channel."""
+
+    groups: dict[Group, GroupOrder] = field(default_factory=dict)
+    group_keys: dict[str, Group] = field(default_factory=dict)
+
+    def of(self, key: str) -> GroupOrder:
+        return self.groups[self.group_keys[key]]
+
+    def bulk(self) -> list[ChannelPosition]:
+        return [entry for order in self.groups.values() for entry in order.bulk]
+
+
+def plan_orders(live: LiveGuild, config: ServerConfig, matches: Matches, deleted: Set[str]) -> Orders:
+    """Per group (the categories; the text-like and the voice-like channels of each category and outside any),
+    what its order needs."""
+    orders = Orders()
+    named: dict[Group, list[Slot]] = {CATEGORIES: []}
+    for category in config.categories:
+        key = category_key(category.name)
+        found = matches.categories.get(key)
+        named[CATEGORIES].append(Slot(ref=key, live=found, here=found is not None))
+        orders.group_keys[key] = CATEGORIES
+    home: dict[str | None, str | None] = {None: None}  # a live category id -> the configuration's key for it
+    for key, live_category in matches.categories.items():
+        home[live_category.id] = key
+    for _, placed_in, configured in placed_channels(config):
+        key = config_channel_key(placed_in.name if placed_in else None, configured)
+        parent = category_key(placed_in.name) if placed_in else None
+        found = matches.channels.get(key)
+        here = found is not None and home.get(found.parent_id, "-") == parent
+        group = (parent, group_of(CHANNEL_TYPES[configured.type]))
+        named.setdefault(group, []).append(Slot(ref=key, live=found, here=here))
+        orders.group_keys[key] = group
+    unnamed: dict[Group, list[LiveChannel]] = {}
+    for live_channel in live.channels:
+        if live_channel.id in matches.claimed or live_channel.id in deleted:
+            continue
+        if live_channel.is_category:
+            unnamed.setdefault(CATEGORIES, []).append(live_channel)
+        elif live_channel.parent_id in home:
+            unnamed.setdefault((home[live_channel.parent_id], group_of(live_channel.type)), []).append(live_channel)
+    orders.groups = {group: order_group(slots, unnamed.get(group, [])) for group, slots in named.items()}
+    return orders

@@ -23,7 +23,6 @@ channel that has none: both grant the same.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Collection, Iterator
 from typing import Any, Literal
 
@@ -32,9 +31,6 @@ from svcconf.chat import Role as LiveRole
 from svcconf.config import (
     CHANNEL_TYPES,
     EVERYONE,
-    MAX_CHANNELS,
-    MAX_CHANNELS_PER_CATEGORY,
-    MAX_ROLES,
     Category,
     ServerConfig,
     from_bitfield,
@@ -58,9 +54,9 @@ from svcconf.deploy_engine.attributes import (
     with_tag_ids,
 )
 from svcconf.deploy_engine.live import LiveGuild, platform_channel_name
-from svcconf.deploy_engine.matching import Matches, config_channel_key, match_objects
-from svcconf.deploy_engine.order import GroupOrder, Slot, group_of, order_group
-from svcconf.deploy_engine.prune import Deletions, plan_deletions
+from svcconf.deploy_engine.matching import Matches, config_channel_key, match_objects, placed_channels
+from svcconf.deploy_engine.order import GroupOrder, plan_orders
+from svcconf.deploy_engine.prune import Deletions, deletions_first, plan_deletions
 from svcconf.deploy_engine.steps import (
     EVERYONE_KEY,
     ROLE_OVERWRITE,
@@ -111,15 +107,6 @@ def _named_objects(config: ServerConfig) -> Iterator[tuple[str, str, str]]:
         yield f"channels[{n}]", config_channel_key(None, channel), f"channel '{channel.name}'"
 
 
-def _placed_channels(config: ServerConfig) -> Iterator[tuple[str, Category | None, ConfigChannel]]:
-    """Every channel with its path and category, in the configuration's order."""
-    for c, category in enumerate(config.categories):
-        for n, channel in enumerate(category.channels):
-            yield f"categories[{c}].channels[{n}]", category, channel
-    for n, channel in enumerate(config.channels):
-        yield f"channels[{n}]", None, channel
-
-
 # ---------------------------------------------------------------- the planner
 
 
@@ -133,11 +120,11 @@ class _Planner:
         self.steps: list[Step] = []
         self.ids: dict[str, str] = {EVERYONE_KEY: live.everyone.id}
         self.role_names = {role_key(role.name): role.name for role in config.roles}
-        self.group_keys: dict[str, tuple[str | None, str]] = {}  # a category's or channel's key -> its order group
-        self.orders = self._orders()
+        self.orders = plan_orders(live, config, matches, deletions.ids)
+        self.role_order = self._reorder()
 
     def plan(self) -> DeploymentPlan:
-        room_roles, room_channels = self._room_first()
+        room_roles, room_channels = deletions_first(self.live, self.config, self.matches, self.deletions)
         self._everyone()
         if room_roles:
             self.steps += [step for step in self.deletions.steps if step.kind == "role"]
@@ -147,9 +134,9 @@ class _Planner:
             self.steps += [step for step in self.deletions.steps if step.kind != "role"]
         for index, category in enumerate(self.config.categories):
             self._category(index, category)
-        for field, placed_in, channel in _placed_channels(self.config):
+        for field, placed_in, channel in placed_channels(self.config):
             self._channel(field, channel, placed_in)
-        bulk = [entry for order in self.orders.values() for entry in order.bulk]
+        bulk = self.orders.bulk()
         if bulk:
             self.steps.append(ReorderChannels(positions=bulk))
         self._settings()  # after the channels: the AFK and system channels may be new
@@ -158,31 +145,11 @@ class _Planner:
         if not room_roles:
             self.steps += [step for step in self.deletions.steps if step.kind == "role"]
         self.items += self.deletions.items
-        reorder = self._reorder()
-        if reorder is not None:
-            self.steps.append(reorder)
+        if self.role_order is not None:
+            self.steps.append(self.role_order)
         return DeploymentPlan(
             guild_id=self.live.id, items=self.items, steps=self.steps, ids=self.ids, warnings=self.deletions.warnings
         )
-
-    def _room_first(self) -> tuple[bool, bool]:
-        """Deletions of a kind go first when the creations would pass the platform's cap before them."""
-        new_roles = sum(1 for role in self.config.roles if role_key(role.name) not in self.matches.roles)
-        roles = bool(self.deletions.count("role")) and len(self.live.roles) + new_roles > MAX_ROLES
-        keys = [config_channel_key(cat.name if cat else None, ch) for _, cat, ch in _placed_channels(self.config)]
-        created = sum(1 for key in keys if key not in self.matches.channels)
-        created += sum(1 for c in self.config.categories if category_key(c.name) not in self.matches.categories)
-        channels = len(self.live.channels) + created > MAX_CHANNELS
-        # Within a category: what it holds now, and what the deploy creates in it or moves into it.
-        arriving = Counter(self.ids_of_category(cat) for _, cat, _ in _placed_channels(self.config) if cat)
-        for category_id, count in arriving.items():
-            if category_id is not None and len(self.live.children_of(category_id)) + count > MAX_CHANNELS_PER_CATEGORY:
-                channels = True
-        return roles, channels and bool(self.deletions.count("channel") or self.deletions.count("category"))
-
-    def ids_of_category(self, category: Category) -> str | None:
-        found = self.matches.categories.get(category_key(category.name))
-        return found.id if found else None
 
     # -- roles --------------------------------------------------------------------------------------------
 
@@ -229,7 +196,7 @@ class _Planner:
 
     def _role_position(self, key: str, found: LiveRole) -> list[Change]:
         """The role's rank from the top among the configured roles, when the bulk reorder changes it."""
-        reorder = self._reorder()
+        reorder = self.role_order
         if reorder is None or found.is_everyone(self.live.id):
             return []
         final = {entry.ref: entry.position for entry in reorder.positions}
@@ -257,40 +224,8 @@ class _Planner:
 
     # -- categories and channels ----------------------------------------------------------------------------
 
-    def _orders(self) -> dict[tuple[str | None, str], GroupOrder]:
-        """Per group (the categories; the text-like and the voice-like channels of each category and outside any),
-        what its order needs."""
-        deleted = self.deletions.ids
-        named: dict[tuple[str | None, str], list[Slot]] = {("categories", "category"): []}
-        for category in self.config.categories:
-            key = category_key(category.name)
-            found = self.matches.categories.get(key)
-            named[("categories", "category")].append(Slot(ref=key, live=found, here=found is not None))
-            self.group_keys[key] = ("categories", "category")
-        home: dict[str | None, str | None] = {None: None}  # a live category id -> the configuration's key for it
-        for key, live_category in self.matches.categories.items():
-            home[live_category.id] = key
-        for _, placed_in, configured in _placed_channels(self.config):
-            key = config_channel_key(placed_in.name if placed_in else None, configured)
-            parent = category_key(placed_in.name) if placed_in else None
-            found = self.matches.channels.get(key)
-            here = found is not None and home.get(found.parent_id, "-") == parent
-            group = (parent, group_of(CHANNEL_TYPES[configured.type]))
-            named.setdefault(group, []).append(Slot(ref=key, live=found, here=here))
-            self.group_keys[key] = group
-        unnamed: dict[tuple[str | None, str], list[LiveChannel]] = {}
-        for live_channel in self.live.channels:
-            if live_channel.id in self.matches.claimed or live_channel.id in deleted:
-                continue
-            if live_channel.is_category:
-                unnamed.setdefault(("categories", "category"), []).append(live_channel)
-            elif live_channel.parent_id in home:
-                group = (home[live_channel.parent_id], group_of(live_channel.type))
-                unnamed.setdefault(group, []).append(live_channel)
-        return {group: order_group(slots, unnamed.get(group, [])) for group, slots in named.items()}
-
     def _order_of(self, key: str) -> GroupOrder:
-        return self.orders[self.group_keys[key]]
+        return self.orders.of(key)
 
     def _category(self, index: int, category: Category) -> None:
         key, field = category_key(category.name), f"categories[{index}]"
@@ -373,8 +308,11 @@ class _Planner:
         base = [overwrite.model_dump() for overwrite in found.permission_overwrites]
         if move_to is not None:
             base = self._without_inherited(found, base, desired)
+        replaced = len(base) != len(found.permission_overwrites)
         if not changes and not changed_overwrites:
             return
+        if changed_overwrites or replaced:  # journaled whole: the platform replaces the list whole
+            previous["permission_overwrites"] = [overwrite.model_dump() for overwrite in found.permission_overwrites]
         self.steps.append(
             ChannelStep(
                 op="update_channel",
@@ -388,7 +326,7 @@ class _Planner:
                 previous=previous,
                 overwrites=changed_overwrites,
                 base_overwrites=base,
-                replaces_overwrites=len(base) != len(found.permission_overwrites),
+                replaces_overwrites=replaced,
                 overwrite_keys=overwrite_keys,
             )
         )
@@ -530,10 +468,12 @@ def reorder_within_slots(bottom_up: list[str], movable: set[str], rank: dict[str
     wanted = sorted(ranked, key=lambda ref: rank[ref], reverse=True)
     if wanted == ranked:
         return None
-    final = {ref: position for position, ref in enumerate(bottom_up, start=1) if ref in movable}
-    final |= dict(zip(wanted, slots, strict=True))
+    before = {ref: position for position, ref in enumerate(bottom_up, start=1) if ref in movable}
+    final = before | dict(zip(wanted, slots, strict=True))
     # Every movable role with its position: a partial list would leave ties for the platform to break.
-    return ReorderRoles(positions=[RolePosition(ref=ref, position=pos) for ref, pos in sorted(final.items())])
+    return ReorderRoles(
+        positions=[RolePosition(ref=ref, position=pos, previous=before[ref]) for ref, pos in sorted(final.items())]
+    )
 
 
 def plan_deployment(

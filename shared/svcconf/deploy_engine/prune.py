@@ -9,13 +9,14 @@ its plan was confirmed deletes only what that plan listed (`confirmed`): an obje
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from svcconf.config import CHANNEL_TYPES, LintWarning
+from svcconf.config import CHANNEL_TYPES, MAX_CHANNELS, MAX_CHANNELS_PER_CATEGORY, MAX_ROLES, LintWarning, ServerConfig
 from svcconf.deploy_engine.live import LiveGuild
-from svcconf.deploy_engine.matching import Matches
-from svcconf.deploy_engine.steps import DeleteStep, Kind, PlanItem
+from svcconf.deploy_engine.matching import Matches, config_channel_key, placed_channels
+from svcconf.deploy_engine.steps import DeleteStep, Kind, PlanItem, category_key, role_key
 
 PRUNABLE_TYPES = frozenset(CHANNEL_TYPES.values())  # what a configuration can name: categories and its channel types
 MESSAGES_LOST = "its messages are deleted with it and cannot come back"
@@ -88,7 +89,36 @@ def deletion_warnings(items: list[PlanItem], member_counts: Mapping[str, int] | 
         if item.action != "delete" or item.kind != "role":
             continue
         held = None if member_counts is None else member_counts.get(item.id or "", 0)
-        holders = "an unknown number of members" if held is None else f"{held} member{'' if held == 1 else 's'}"
-        message = f"role '{item.name}' will be deleted: {holders} hold it and lose it"
+        if held is None:
+            holders = "an unknown number of members hold it and lose it"
+        elif held == 1:
+            holders = "1 member holds it and loses it"
+        else:
+            holders = f"{held} members hold it and lose it"
+        message = f"role '{item.name}' will be deleted: {holders}"
         warnings.append(LintWarning(field="roles", rule="delete", message=message))
     return warnings
+
+
+def deletions_first(live: LiveGuild, config: ServerConfig, matches: Matches, deletions: Deletions) -> tuple[bool, bool]:
+    """(roles, channels): whether that kind's deletions go before the creations, because the platform's cap (250
+    roles; 500 channels; 50 in a category) would be passed before them otherwise."""
+    new_roles = sum(1 for role in config.roles if role_key(role.name) not in matches.roles)
+    roles = bool(deletions.count("role")) and len(live.roles) + new_roles > MAX_ROLES
+    placed = [
+        (category, config_channel_key(category.name if category else None, ch))
+        for _, category, ch in placed_channels(config)
+    ]
+    created = sum(1 for _, key in placed if key not in matches.channels)
+    created += sum(1 for c in config.categories if category_key(c.name) not in matches.categories)
+    channels = len(live.channels) + created > MAX_CHANNELS
+    # Within a category: what it holds now, and what the deploy creates in it or moves into it.
+    arriving: Counter[str] = Counter()
+    for category, key in placed:
+        home = matches.categories.get(category_key(category.name)) if category else None
+        found = matches.channels.get(key)
+        if home is not None and (found is None or found.parent_id != home.id):
+            arriving[home.id] += 1
+    if any(len(live.children_of(home_id)) + count > MAX_CHANNELS_PER_CATEGORY for home_id, count in arriving.items()):
+        channels = True
+    return roles, channels and bool(deletions.count("channel") or deletions.count("category"))

@@ -113,6 +113,7 @@ class GuildStep(BaseModel):
 class RolePosition(BaseModel):
     ref: str  # a configured role's key, or a live role's id
     position: int
+    previous: int | None = None  # its position when the request is sent (after the deploy's creations)
 
 
 class ReorderRoles(BaseModel):

@@ -250,5 +250,7 @@ def summary(kind: DeploymentKind, steps: Steps) -> str:
     sentence = (
         f"{verbs[0].capitalize()} {part(verbs[0])}; {'restored' if kind == 'rollback' else 'updated'} {part(verbs[1])}"
     )
+    if kind == "deploy" and steps.total("deleted"):  # a pruning deploy
+        sentence += f"; deleted {part('deleted')}"
     failed = steps.total("failed")
     return f"{sentence}; {failed} failed." if failed else f"{sentence}."

@@ -21,7 +21,15 @@ from svcconf.api import (
 from svcconf.api_examples import DEPLOY_ANSWERS, DEPLOY_QUEUED, DEPLOY_REQUESTS
 from svcconf.auth import BearerUser, bearer_user
 from svcconf.config import ServerConfig
-from svcconf.deployments.requests import DeploymentView, DryRun, deploy, dry_run, info, rollback
+from svcconf.deployments.requests import (
+    DeploymentView,
+    DryRun,
+    deploy,
+    dry_run,
+    info,
+    rollback,
+    rollback_dry_run,
+)
 from svcconf.fields import Snowflake
 from svcconf.guild_configs import ExportAnswer, ImportAnswer, export_guild, import_template
 from svcconf.limits import platform_reads
@@ -71,7 +79,12 @@ class InfoRequest(BaseModel):
 class RollbackRequest(BaseModel):
     action: Literal["rollback"]
     project_id: ProjectId
-    guild_id: Snowflake
+    guild_id: Snowflake | None = Field(
+        None, description="The guild of the deployment to undo; absent: the project's newest deployment anywhere."
+    )
+    dry_run: bool = Field(
+        False, strict=True, description="Plan only: answer what the rollback would do, change nothing."
+    )
 
 
 class ExportRequest(BaseModel):
@@ -178,6 +191,8 @@ def _act(
             acknowledge=request.acknowledge,
         )
         return _answer(deployment, status_code=202)
+    if request.dry_run:
+        return _answer(rollback_dry_run(user, request.project_id, request.guild_id))
     return _answer(rollback(user, request.project_id, request.guild_id), status_code=202)
 
 

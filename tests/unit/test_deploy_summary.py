@@ -26,6 +26,12 @@ def test_a_rollback_says_what_it_deleted_and_restored_and_how_many_failed():
     assert summary("rollback", steps) == "Deleted 2 roles; restored 1 channel; 1 failed."
 
 
+def test_a_rollback_says_what_it_made_again_of_what_the_deployment_deleted():
+    steps = Steps(roles=KindCounts(created=1, deleted=1), channels=KindCounts(created=1))
+
+    assert summary("rollback", steps) == "Deleted 1 role; restored nothing; re-created 1 role, 1 channel."
+
+
 def test_a_pruning_deploy_says_what_it_deleted_too():
     steps = Steps(roles=KindCounts(updated=1, deleted=1), channels=KindCounts(deleted=2))
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import boto3
+from botocore.config import Config as BotoConfig
 
 from local.template import (
     BUCKET_TYPE,
@@ -112,13 +113,16 @@ class LocalAws:
             "AWS_REGION": self.region,
         }
 
-    def client(self, service: Service) -> Any:
+    def client(self, service: Service, *, threads: int = 1) -> Any:
+        """A client of the embedded moto; `threads` that share it get a connection each (botocore keeps 10, and
+        warns "Connection pool is full" for every one past them when more threads hand theirs back)."""
         return boto3.client(
             service,
             region_name=self.region,
             endpoint_url=self.url,
             aws_access_key_id=LOCAL_CREDENTIALS["aws_access_key_id"],
             aws_secret_access_key=LOCAL_CREDENTIALS["aws_secret_access_key"],
+            config=BotoConfig(max_pool_connections=max(threads, 10)),
         )
 
     def stop(self) -> None:

@@ -123,7 +123,7 @@ app = create_app("deployToChat", max_body_bytes=MIB)
     summary="Deploy a configuration to a server of the chat platform, plan it, read a deployment, roll it back, or "
     "read a server or a native template as a configuration",
     description=(
-        "One operation, six actions chosen by `action`: `deploy` queues a deployment of the configuration to a "
+        "One operation, five actions chosen by `action`: `deploy` queues a deployment of the configuration to a "
         "server the user manages (202; with `dry_run: true` it only plans and answers the plan, 200), `info` reads "
         "the newest deployment of a project (200), `rollback` queues the undoing of the newest one (202), `export` "
         "reads a server as a configuration (200), `import` reads a native server template as one (200). Answers "

@@ -23,8 +23,12 @@ SAY = @printf '==> %s\n'
 COUNT_PINS = $$(cat $(1) | grep -cE '^[A-Za-z0-9]')
 SECONDS_SINCE = $$(( $$(date +%s) - $(1) ))
 
+# make run's port: $PORT, else local/settings.py's DEFAULT_PORT; `make help` prints it where a text says PORT_NOW.
+PORT_NOW = $${PORT:-$$(sed -nE 's/^DEFAULT_PORT = ([0-9]+).*/\1/p' local/settings.py)}
+
 help:  ## list the targets
-	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed "s/PORT_NOW/$(PORT_NOW)/g" | \
+	  awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
 check-python:
 	@if [ -z "$(PYTHON313)" ]; then \
@@ -77,7 +81,7 @@ browser:
 
 sam-venv: $(SAM_VENV)/.installed  ## SAM CLI in its own virtualenv (.venv-sam)
 
-run: venv node-tools  ## the service on http://127.0.0.1:$${PORT:-3000} with moto and the chat-platform sandbox
+run: venv node-tools  ## the service on http://127.0.0.1:PORT_NOW (set PORT for another) with moto and the chat sandbox
 	$(PY) -m local.run
 
 invoke: venv  ## one function once with one event, no Docker: make invoke FN=<operation> [EVENT=events/<operation>.json]

@@ -1,10 +1,11 @@
-"""A flood of one user's requests beside a deploy, through `make run` (loopback only, bounded): 300 parallel
-`import` calls of distinct template codes while the 40-role, 8-category, 120-channel deploy runs.
+"""A flood of users' requests beside a deploy, through `make run` (loopback only, bounded): 300 parallel `import`
+calls of distinct template codes while the 40-role, 8-category, 120-channel deploy runs, first by the deploy's
+user (the limit per user answers), then by 300 users (the users' share of the bot's rate answers).
 
 Printed: the flood's answers by status and cause (429 of a limit per user, 429 of the runner's own throttle, 503
-of the bot's share, 200 or 404 from the platform), the platform's requests and 429s during the flood, and the
-deploy's wall time (its first to its last platform request, from the sandbox's log) alone and with the flood.
-Each run starts its own runner, so each deploy meets a fresh sandbox.
+of the bot's share, 404 from the platform: the codes are made up), the platform's requests and 429s during the
+flood, the bot's busiest second, and the deploy's wall time (its first to its last platform request, from the
+sandbox's log) alone and with each flood. Each run starts its own runner, so each deploy meets a fresh sandbox.
 """
 
 from __future__ import annotations
@@ -17,9 +18,12 @@ from typing import Any
 import requests
 
 from bench.deploy import ALICE, BUILD_GUILD, REDIRECT_URI
+from bench.quick import QUICK, scaled
 from bench.service import local_service
 
-FLOOD_CALLS = 300
+FLOOD_CALLS = scaled(300, 20)
+# Quick (BENCH_QUICK=1): a small deploy beside a small flood by its user, once.
+FLOODS = ("one user",) if QUICK else ("one user", "many users")
 FLOOD_TIMEOUT_SECONDS = 120
 TEMPLATE_ROUTE = "/guilds/templates/{code}"
 
@@ -40,6 +44,11 @@ def _sign_in(state: dict[str, Any], sandbox: str) -> dict[str, str]:
 def _import(url: str, bearer: dict[str, str], number: int) -> str:
     """One flood call's outcome: its status, and for a 429 whose limit it is (or the runner's throttle)."""
     body = {"action": "import", "template": f"flood{number:04d}"}
+    if not bearer:  # each call its own user
+        from local.settings import LOCAL_JWT_SECRET
+        from local.tokens import issue_token
+
+        bearer = {"Authorization": f"Bearer {issue_token(LOCAL_JWT_SECRET, f'flood-user-{number}')}"}
     try:
         answer = requests.post(url, json=body, headers=bearer, timeout=FLOOD_TIMEOUT_SECONDS)
     except requests.RequestException as exc:
@@ -49,7 +58,8 @@ def _import(url: str, bearer: dict[str, str], number: int) -> str:
     return str(answer.status_code)
 
 
-def _deploy(flood: bool, config: dict[str, Any]) -> dict[str, Any]:
+def deploy_beside_flood(flood: str, config: dict[str, Any]) -> dict[str, Any]:
+    """The deploy, with no flood (""), a flood by its own user ("one user") or by as many users as calls."""
     with local_service() as state:
         sandbox = state["chat_api_base_url"].removesuffix("/api/v10")
         bearer = _sign_in(state, sandbox)
@@ -63,8 +73,9 @@ def _deploy(flood: bool, config: dict[str, Any]) -> dict[str, Any]:
         flood_span = (0.0, 0.0)
         if flood:
             started = time.time()
+            flooder = bearer if flood == "one user" else {}
             with ThreadPoolExecutor(max_workers=FLOOD_CALLS) as pool:
-                outcomes.update(pool.map(lambda n: _import(url, bearer, n), range(FLOOD_CALLS)))
+                outcomes.update(pool.map(lambda n: _import(url, flooder, n), range(FLOOD_CALLS)))
             flood_span = (started, time.time())
         while True:
             info = requests.post(url, json={"action": "info", "project_id": "bench"}, headers=bearer, timeout=60)
@@ -85,26 +96,32 @@ def _deploy(flood: bool, config: dict[str, Any]) -> dict[str, Any]:
         "all_429_during": sum(1 for entry in during if entry["status"] == 429),
         "flood_seconds": flood_span[1] - flood_span[0],
         "peak_per_second": max(Counter(int(entry["time"]) for entry in log).values(), default=0),
+        "flood_peak_per_second": max(Counter(int(entry["time"]) for entry in flood_requests).values(), default=0),
     }
 
 
 def run() -> None:
     from local.samples import large_community
 
-    config = large_community(roles=40, categories=8, channels=120)
-    print("\nThe 40-role deploy alone, through make run (starting the runner) ...", flush=True)
-    alone = _deploy(False, config)
+    config = large_community(roles=scaled(40, 4), categories=scaled(8, 2), channels=scaled(120, 6))
+    print(f"\nThe {len(config['roles'])}-role deploy alone, through make run (starting the runner) ...", flush=True)
+    alone = deploy_beside_flood("", config)
     print(f"  {alone['status']}: worker wall time {alone['wall']:.1f} s, platform 429s {alone['worker_429']}")
-    print(f"\nThe same deploy with {FLOOD_CALLS} parallel imports by its user (a fresh runner) ...", flush=True)
-    flooded = _deploy(True, config)
-    print(f"  {flooded['status']}: worker wall time {flooded['wall']:.1f} s, platform 429s {flooded['worker_429']}")
-    print(f"  flood answers in {flooded['flood_seconds']:.1f} s:")
-    for outcome, count in sorted(flooded["outcomes"].items()):
-        print(f"    {outcome}: {count}")
-    print(
-        f"  the flood's platform requests: {flooded['flood_requests']}, of which 429: {flooded['flood_429']};"
-        f" platform 429s of any request during the flood: {flooded['all_429_during']}"
-    )
-    print(f"  the bot's busiest second at the platform: {flooded['peak_per_second']} requests (its global limit: 50)")
-    change = flooded["wall"] / alone["wall"] - 1 if alone["wall"] else 0.0
-    print(f"  the deploy's wall time with the flood: {change:+.1%} of its time alone")
+    for flood in FLOODS:
+        who = "its user" if flood == "one user" else f"{FLOOD_CALLS} users"
+        print(f"\nThe same deploy with {FLOOD_CALLS} parallel imports by {who} (a fresh runner) ...", flush=True)
+        flooded = deploy_beside_flood(flood, config)
+        print(f"  {flooded['status']}: worker wall time {flooded['wall']:.1f} s, platform 429s {flooded['worker_429']}")
+        print(f"  flood answers in {flooded['flood_seconds']:.1f} s:")
+        for outcome, count in sorted(flooded["outcomes"].items()):
+            print(f"    {outcome}: {count}")
+        print(
+            f"  the flood's platform requests: {flooded['flood_requests']}, of which 429: {flooded['flood_429']};"
+            f" platform 429s of any request during the flood: {flooded['all_429_during']}"
+        )
+        print(
+            f"  the bot's busiest second: {flooded['peak_per_second']} requests (its global limit: 50), of which the"
+            f" flood's at most {flooded['flood_peak_per_second']} (the users' share: 25)"
+        )
+        change = flooded["wall"] / alone["wall"] - 1 if alone["wall"] else 0.0
+        print(f"  the deploy's wall time with the flood: {change:+.1%} of its time alone")

@@ -17,6 +17,7 @@ import sys
 import time
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 from bench.chat_rate_limits import _invoke, signed_in_world
@@ -25,7 +26,6 @@ from bench.quick import scaled
 ROOT = Path(__file__).resolve().parents[1]
 ALICE = "1191000000000000101"
 BOT_GUILDS = scaled(5_000, 200)
-FIXTURE_BOT_GUILDS = 4  # the fixture's guilds with the bot; alice is in all five of its guilds
 USER_GUILDS = 20
 CALLS = scaled(10, 2)
 
@@ -39,6 +39,10 @@ def run() -> None:
         print(f"  {case:<48} {calls:>5} {requests / calls:>12.1f} {statistics.median(latencies) * 1000:>6.0f} ms")
 
 
+def _guilds_of(fixture: dict[str, Any], user_id: str) -> int:
+    return sum(1 for guild in fixture["guilds"] if any(member["user_id"] == user_id for member in guild["members"]))
+
+
 def _measure_all() -> list[tuple[str, int, int, list[float]]]:
     sys.path[:0] = [str(ROOT / "shared"), str(ROOT)]
     from local.chat_sandbox import DEFAULT_FIXTURE
@@ -47,7 +51,9 @@ def _measure_all() -> list[tuple[str, int, int, list[float]]]:
     from svcconf.store.dynamo import table
 
     fixture = json.loads(Path(DEFAULT_FIXTURE).read_text())
-    grown = with_bot_in_guilds(fixture, BOT_GUILDS - FIXTURE_BOT_GUILDS, members={ALICE: USER_GUILDS - 5})
+    # The fixture's own guilds count too (it grows as the sandbox does): the bot's and alice's, read from it.
+    bot_guilds, alice_guilds = (_guilds_of(fixture, user) for user in (fixture["bot"]["id"], ALICE))
+    grown = with_bot_in_guilds(fixture, BOT_GUILDS - bot_guilds, members={ALICE: USER_GUILDS - alice_guilds})
 
     with signed_in_world(grown, user="bench-guilds-user") as (sandbox, token):
 

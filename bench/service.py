@@ -19,8 +19,9 @@ START_TIMEOUT_SECONDS = 90
 
 
 @contextmanager
-def local_service() -> Iterator[dict[str, Any]]:
-    """The runner on a free port until the block ends; its state (URLs, tokens) as it wrote it."""
+def local_service(environ: dict[str, str] | None = None) -> Iterator[dict[str, Any]]:
+    """The runner on a free port until the block ends; its state (URLs, tokens) as it wrote it. `environ` adds to
+    the runner's environment (what `make run` takes from its own: the limits per user, say)."""
     from local.runner import free_port
 
     with tempfile.TemporaryDirectory() as directory:
@@ -35,7 +36,7 @@ def local_service() -> Iterator[dict[str, Any]]:
             "--state-file",
             str(state_file),
         ]
-        environment = {key: value for key, value in os.environ.items() if key != "PORT"}
+        environment = {key: value for key, value in os.environ.items() if key != "PORT"} | (environ or {})
         with log_file.open("w") as log:
             process = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT)
         try:

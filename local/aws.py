@@ -1,4 +1,4 @@
-"""Local AWS: a moto server, and template.yaml's tables, queues, secrets and KMS keys created in moto.
+"""Local AWS: a moto server, and template.yaml's tables, queues, buckets, secrets and KMS keys created in moto.
 
 Provisioning does what CloudFormation would, in-process under `moto.mock_aws()` (endpoint_url None) or
 against a moto server (endpoint_url). Properties come from the template and are resolved with the same
@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import boto3
+from botocore.config import Config as BotoConfig
 
 from local.template import (
+    BUCKET_TYPE,
     KMS_ALIAS_TYPE,
     KMS_KEY_TYPE,
     LOCAL_NAME_PREFIX,
@@ -40,7 +42,7 @@ if TYPE_CHECKING:
 
 LOCAL_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
 # The services the template's resources live in (boto3's stubs type a client by its service's name).
-Service = Literal["dynamodb", "sqs", "secretsmanager", "kms", "scheduler", "iam"]
+Service = Literal["dynamodb", "sqs", "secretsmanager", "kms", "scheduler", "iam", "s3"]
 
 # CloudFormation's AWS::SQS::Queue properties and the SQS attribute each one becomes.
 _QUEUE_ATTRIBUTES = (
@@ -111,13 +113,16 @@ class LocalAws:
             "AWS_REGION": self.region,
         }
 
-    def client(self, service: Service) -> Any:
+    def client(self, service: Service, *, threads: int = 1) -> Any:
+        """A client of the embedded moto; `threads` that share it get a connection each (botocore keeps 10, and
+        warns "Connection pool is full" for every one past them when more threads hand theirs back)."""
         return boto3.client(
             service,
             region_name=self.region,
             endpoint_url=self.url,
             aws_access_key_id=LOCAL_CREDENTIALS["aws_access_key_id"],
             aws_secret_access_key=LOCAL_CREDENTIALS["aws_secret_access_key"],
+            config=BotoConfig(max_pool_connections=max(threads, 10)),
         )
 
     def stop(self) -> None:
@@ -178,6 +183,7 @@ def provision(
         QUEUE_TYPE: _create_queue,
         SCHEDULE_GROUP_TYPE: _create_schedule_group,
         ROLE_TYPE: _create_role,
+        BUCKET_TYPE: _create_bucket,
     }
     clients: dict[str, Any] = {}
 
@@ -283,6 +289,34 @@ def _create_table(resource: Resource, provisioned: ProvisionedResources, client:
 
 def _only(mapping: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {key: mapping[key] for key in keys if key in mapping}
+
+
+# ---------------------------------------------------------------- S3
+
+
+def _create_bucket(resource: Resource, provisioned: ProvisionedResources, client: Any, _: dict[str, str]) -> None:
+    # Its name and lifecycle; encryption, public access and the bucket policy are AWS's to enforce.
+    name = physical_name(resource.logical_id, resource.properties, "BucketName", provisioned.resolver()).lower()
+    s3 = client("s3")
+    s3.create_bucket(Bucket=name)  # us-east-1 takes no location constraint; the local region is us-east-1
+    lifecycle = _resolved(provisioned, resource.properties, "LifecycleConfiguration").get("LifecycleConfiguration")
+    if lifecycle:
+        s3.put_bucket_lifecycle_configuration(
+            Bucket=name, LifecycleConfiguration={"Rules": [_lifecycle_rule(rule) for rule in lifecycle["Rules"]]}
+        )
+    provisioned.refs[resource.logical_id] = name
+    provisioned.attrs[(resource.logical_id, "Arn")] = f"arn:aws:s3:::{name}"
+
+
+def _lifecycle_rule(rule: dict[str, Any]) -> dict[str, Any]:
+    """CloudFormation's lifecycle rule in the S3 API's words."""
+    api: dict[str, Any] = {"ID": rule["Id"], "Status": rule["Status"], "Filter": {"Prefix": rule.get("Prefix", "")}}
+    if "ExpirationInDays" in rule:
+        api["Expiration"] = {"Days": int(rule["ExpirationInDays"])}
+    if "AbortIncompleteMultipartUpload" in rule:
+        days = int(rule["AbortIncompleteMultipartUpload"]["DaysAfterInitiation"])
+        api["AbortIncompleteMultipartUpload"] = {"DaysAfterInitiation": days}
+    return api
 
 
 # ---------------------------------------------------------------- SQS

@@ -8,6 +8,13 @@ SWAGGER_UI_DIST = Path(__file__).resolve().parents[1] / "node_modules" / "swagge
 MISSING = "Swagger UI's assets are not installed: run `make node-tools` (npm ci)."
 
 
+def root_answer(base_url: str) -> dict[str, str]:
+    """GET / : a pointer to /docs and /openapi.json (svcconf.docs_page, as in AWS)."""
+    from svcconf.docs_page import root_answer as pointer
+
+    return pointer(base_url)
+
+
 def is_docs_path(path: str) -> bool:
     return path == "/docs" or path.startswith("/docs/")
 

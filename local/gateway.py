@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from local.docs import docs_answer, is_docs_path
+from local.docs import docs_answer, is_docs_path, root_answer
 from local.lambda_runtime import FunctionRuntime, InvocationError
 from local.template import LOCAL_ACCOUNT_ID, FunctionSpec, Template, api_functions
 
@@ -320,6 +320,12 @@ class ApiGatewayHandler(BaseHTTPRequestHandler):
         if path == "/openapi.json" and self.command in ("GET", "HEAD"):
             self._drain_body()
             self._send(self._openapi(request_id), request_id, started)
+            return
+        if path == "/" and self.command in ("GET", "HEAD"):
+            self._drain_body()
+            host = self.headers.get("Host") or "{}:{}".format(*self.server.server_address[:2])
+            pointer = json.dumps(root_answer(f"http://{host}")).encode()
+            self._send(_Reply(200, [("Content-Type", "application/json")], pointer), request_id, started)
             return
         if is_docs_path(path) and self.command in ("GET", "HEAD"):
             self._drain_body()

@@ -264,7 +264,8 @@ class FunctionRuntime:
                 raise InvocationError(f"init failed: {detail}")
         except (InvocationError, EOFError, OSError) as exc:
             message = str(exc) if isinstance(exc, InvocationError) else "init failed: the sandbox process exited"
-            log.error("%s: %s", self.function_name, message)
+            if not self._closed:  # at shutdown, a sandbox still starting is stopped on purpose: no failure to report
+                log.error("%s: %s", self.function_name, message)
             self._discard(sandbox)
             with self._lock:
                 self._starting -= 1

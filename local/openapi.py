@@ -20,7 +20,8 @@ TITLE = "Server Configuration Service"
 VERSION = "1.0.0"
 DESCRIPTION = (
     "Build, validate, deploy and back up the configuration of servers on the chat platform. "
-    "Every operation is POST /functions/<operation> with a JSON body; errors share one body "
+    # Markdown: in a code span, and with braces, since Swagger UI drops `<operation>` as an HTML tag.
+    "Every operation is `POST /functions/{operation}` with a JSON body; errors share one body "
     "(error, message, code, details on 400, requestId on 5xx), and every answer carries `x-request-id`."
 )
 TAGS = {

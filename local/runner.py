@@ -261,10 +261,10 @@ class Runner:
             return
         assert self.moto is not None
         assert self.provisioned is not None
-        sqs = self.moto.client("sqs")
         for worker in workers:
             runtime = self._runtime(worker)
             runtime.prewarm()
+            sqs = self.moto.client("sqs", threads=runtime.concurrency)  # one poller thread at most per instance
             poller = QueuePoller(
                 worker=worker,
                 runtime=runtime,
@@ -275,7 +275,7 @@ class Runner:
             )
             self._threads.extend(poller.start())
             self.say(f"  SQS             {worker.queue_logical_id} polled for {worker.logical_id}")
-        self._start_scheduler(sqs)
+        self._start_scheduler(self.moto.client("sqs"))
 
     def _start_scheduler(self, sqs: Any) -> None:
         """One-time schedules fire on the sandbox's clock, so moving it forward makes what waits on it due."""

@@ -86,3 +86,34 @@ def large_community(roles: int = 40, categories: int = 8, channels: int = 120) -
             category["channels"].append(channel)
         config["categories"].append(category)
     return config
+
+
+def forum_library(body_bytes: int = 1_000_000, seed: int = 7) -> dict[str, Any]:
+    """Forums with long topics, as many as a request of about `body_bytes` holds (at most 250 in 5 categories):
+    each topic varied prose (seeded words of random syllables) that compresses about as badly as a real one."""
+    import json
+    import random
+
+    rng = random.Random(seed)
+    syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "zen", "dor", "pha", "qui", "bel", "ost", "ur"]
+    words = ["".join(rng.choices(syllables, k=rng.randint(1, 4))) for _ in range(4000)]
+
+    def topic(length: int) -> str:
+        text = ""
+        while len(text) < length:
+            text += " ".join(rng.choices(words, k=12)).capitalize() + ". "
+        return text[:length].rstrip()
+
+    config: dict[str, Any] = {"name": "Forum Library", "roles": [], "categories": []}
+    for c in range(5):
+        forums = []
+        for n in range(50):
+            tags = [{"name": f"tag {t + 1}"} for t in range(5)]
+            forums.append({"name": f"shelf-{c + 1}-{n + 1}", "type": "forum", "topic": "", "tags": tags})
+        config["categories"].append({"name": f"Wing {c + 1}", "channels": forums})
+    skeleton = len(json.dumps({"action": "deploy", "config": config, "project_id": "p", "project_name": "p"}))
+    per_topic = min(4096, (body_bytes - skeleton) // 250)
+    for category in config["categories"]:
+        for forum in category["channels"]:
+            forum["topic"] = topic(per_topic)
+    return config

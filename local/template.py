@@ -23,6 +23,7 @@ KMS_KEY_TYPE = "AWS::KMS::Key"
 KMS_ALIAS_TYPE = "AWS::KMS::Alias"
 SCHEDULE_GROUP_TYPE = "AWS::Scheduler::ScheduleGroup"
 ROLE_TYPE = "AWS::IAM::Role"
+BUCKET_TYPE = "AWS::S3::Bucket"
 
 # Values CloudFormation gives its pseudo parameters locally (moto's default account).
 LOCAL_ACCOUNT_ID = "123456789012"

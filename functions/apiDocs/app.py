@@ -12,12 +12,18 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 
-from svcconf.docs_page import ASSETS, PAGE
+from svcconf.docs_page import ASSETS, PAGE, root_answer
 
 DOCS_DIR = Path("/opt/api-docs")  # where Lambda unpacks ApiDocsLayer's api-docs/ folder
 OPENAPI_FILE = "openapi.json"
 
 app = APIGatewayRestResolver()
+
+
+@app.get("/", include_in_schema=False)
+def root() -> Response[dict[str, str]]:
+    host, stage = app.current_event.headers.get("Host", ""), app.current_event.request_context.stage
+    return Response(200, content_types.APPLICATION_JSON, root_answer(f"https://{host}/{stage}"))
 
 
 @app.get("/docs", include_in_schema=False)

@@ -21,7 +21,15 @@ from svcconf.api import (
 from svcconf.api_examples import DEPLOY_ANSWERS, DEPLOY_QUEUED, DEPLOY_REQUESTS
 from svcconf.auth import BearerUser, bearer_user
 from svcconf.config import ServerConfig
-from svcconf.deployments.requests import DeploymentView, DryRun, deploy, dry_run, info, rollback
+from svcconf.deployments.requests import (
+    DeploymentView,
+    DryRun,
+    deploy,
+    dry_run,
+    info,
+    rollback,
+    rollback_dry_run,
+)
 from svcconf.fields import Snowflake
 from svcconf.guild_configs import ExportAnswer, ImportAnswer, export_guild, import_template
 from svcconf.limits import platform_reads
@@ -71,7 +79,12 @@ class InfoRequest(BaseModel):
 class RollbackRequest(BaseModel):
     action: Literal["rollback"]
     project_id: ProjectId
-    guild_id: Snowflake
+    guild_id: Snowflake | None = Field(
+        None, description="The guild of the deployment to undo; absent: the project's newest deployment anywhere."
+    )
+    dry_run: bool = Field(
+        False, strict=True, description="Plan only: answer what the rollback would do, change nothing."
+    )
 
 
 class ExportRequest(BaseModel):
@@ -110,7 +123,7 @@ app = create_app("deployToChat", max_body_bytes=MIB)
     summary="Deploy a configuration to a server of the chat platform, plan it, read a deployment, roll it back, or "
     "read a server or a native template as a configuration",
     description=(
-        "One operation, six actions chosen by `action`: `deploy` queues a deployment of the configuration to a "
+        "One operation, five actions chosen by `action`: `deploy` queues a deployment of the configuration to a "
         "server the user manages (202; with `dry_run: true` it only plans and answers the plan, 200), `info` reads "
         "the newest deployment of a project (200), `rollback` queues the undoing of the newest one (202), `export` "
         "reads a server as a configuration (200), `import` reads a native server template as one (200). Answers "
@@ -178,6 +191,8 @@ def _act(
             acknowledge=request.acknowledge,
         )
         return _answer(deployment, status_code=202)
+    if request.dry_run:
+        return _answer(rollback_dry_run(user, request.project_id, request.guild_id))
     return _answer(rollback(user, request.project_id, request.guild_id), status_code=202)
 
 

@@ -31,7 +31,7 @@ from svcconf import budget
 from svcconf.ai import AiFailed, AiOutputInvalid, AiRefused, AiTimeout, AiTruncated, require_provider
 from svcconf.ai.client import StructuredAnswer, ask_structured, output_schema
 from svcconf.ai.errors import problems_of
-from svcconf.ai.input_budget import estimated_request_tokens, newest_that_fit
+from svcconf.ai.input_budget import estimated_request_tokens, first_sent
 from svcconf.ai.pace import turn_max_tokens
 from svcconf.ai_chat_prompt import SYSTEM_PROMPT, build_messages, refused_turns, repair_turns
 from svcconf.ai_turn import ChatTurn, build_of, edits_of, salvage
@@ -181,7 +181,7 @@ def chat(
     grants = guild.grants() if guild is not None else None
     fixed = build_messages([], known, style, questionnaire_data, files, max_tokens, grants=grants)
     room = get_settings().ai_max_input_tokens - estimated_request_tokens(SYSTEM_PROMPT, fixed, output_schema(ChatTurn))
-    sent = messages[len(messages) - newest_that_fit(messages, room) :]
+    sent = messages[first_sent(messages, room) :]
     prompt = build_messages(sent, known, style, questionnaire_data, files, max_tokens, grants=grants)
     wanted = "\n".join(message.content for message in messages if message.role == "user")
     suggestions = suggest_templates(wanted, questionnaire_data, limit=MAX_SUGGESTED_TEMPLATES)

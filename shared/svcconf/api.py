@@ -78,7 +78,8 @@ _HUMAN_MESSAGES = {
 
 # Every operation can answer these: the transport rules (docs/03-api.md, Transport) and API Gateway's own answers.
 TRANSPORT_ERRORS: dict[int, str] = {
-    400: "a field is invalid, or the body is not a JSON object; `details` names each field as a path",
+    400: "a field is invalid, is a near miss of a known one (`current_config`: did you mean `currentConfig`?), or the "
+    "body is not a JSON object; `details` names each field as a path",
     405: "the method is not POST (the `Allow` header says so)",
     413: "the body is larger than the operation's limit",
     415: "a body was sent whose Content-Type is not application/json",

@@ -110,6 +110,7 @@ DEPLOY_REQUESTS: dict[str, Any] = {
     },
     "info": {"action": "info", "project_id": "sample-project"},
     "rollback": {"action": "rollback", "project_id": "sample-project", "guild_id": GUILD_ID},
+    "rollbackPlan": {"action": "rollback", "project_id": "sample-project", "dry_run": True},
     "export": {"action": "export", "guild_id": GUILD_ID},
     "import": {"action": "import", "template": "https://discord.new/svcPlainClub"},
 }

@@ -14,6 +14,18 @@ ASSETS = {
     "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
 }
 
+
+def root_answer(base_url: str) -> dict[str, str]:
+    """GET / : where to start, rather than a bare 404."""
+    return {
+        "service": "Server Configuration Service",
+        "message": "Every operation is POST /functions/{operation} with a JSON body: try them at docs, "
+        "generate a client from openapi.",
+        "docs": f"{base_url}/docs",
+        "openapi": f"{base_url}/openapi.json",
+    }
+
+
 PAGE = """<!DOCTYPE html>
 <html lang="en">
   <head>

@@ -14,6 +14,7 @@ Counters are fixed windows in the usage table (svcconf.store.usage), one conditi
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from collections.abc import Iterator
@@ -36,6 +37,7 @@ KEEP_AFTER_WINDOW_SECONDS = 3_600
 BOT_SHARE_COUNTER = "bot-share"
 # A user's request waits at most this long for the next second of the bot's share before it is answered 503.
 MAX_SHARE_WAIT_SECONDS = 2.0
+MAX_OWNER_LENGTH = 200
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,12 @@ class Window:
 def window_of(limit: Limit, owner: str) -> Window:
     now = utc_now().timestamp()
     start = int(now // limit.window_seconds) * limit.window_seconds
-    return Window(f"{limit.counter}#{owner}#{start}", start + limit.window_seconds, now)
+    return Window(f"{limit.counter}#{_owner_key(owner)}#{start}", start + limit.window_seconds, now)
+
+
+def _owner_key(sub: str) -> str:
+    """The user as the key holds it: the `sub` itself, or its digest when it is long (a key has at most 2 KB)."""
+    return sub if len(sub) <= MAX_OWNER_LENGTH else "sha256:" + hashlib.sha256(sub.encode()).hexdigest()
 
 
 def _reached(limit: Limit, window: Window) -> LimitReached:
@@ -104,10 +111,20 @@ def _reached(limit: Limit, window: Window) -> LimitReached:
     )
 
 
+# Windows this instance saw refused, by key: a count only grows within its window, so until the window ends a
+# refusal stands, and a flood's further requests are refused without a write to the table.
+_refused_until: dict[str, int] = {}
+
+
 def take(limit: Limit, user: BearerUser, amount: int = 1) -> None:
     """Counts `amount` against the user's limit, or raises `LimitReached` (counting nothing)."""
     window = window_of(limit, user.sub)
+    if _refused_until.get(window.key, 0) > window.now:
+        raise _reached(limit, window)
     if counters().take(window.key, amount, limit.allowed(), window.expires_at) is None:
+        for key in [key for key, until in _refused_until.items() if until <= window.now]:
+            del _refused_until[key]
+        _refused_until[window.key] = window.ends_at
         raise _reached(limit, window)
 
 

@@ -92,7 +92,8 @@ def _may_be(member: Any, value: Any) -> bool:
 
 
 def _field_names(model: type[BaseModel]) -> dict[str, str]:
-    """Every name the model accepts (its fields and their aliases) -> the field's own name."""
+    """Every name the model knows (its fields, then their aliases) -> the field's own name. A near miss is told the
+    last of them that folds alike: an alias, which is what a caller sends."""
     names: dict[str, str] = {}
     for name, field in model.model_fields.items():
         names[name] = name

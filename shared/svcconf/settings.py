@@ -42,6 +42,8 @@ class Settings(BaseModel):
     deployments_table: str = Field("svc-deployments", alias="DEPLOYMENTS_TABLE_NAME")
     idempotency_table: str = Field("svc-idempotency", alias="IDEMPOTENCY_TABLE_NAME")
     deploy_queue_url: str | None = Field(None, alias="DEPLOY_QUEUE_URL")
+    # Documents too big for their item (a deployment's configuration, a code's, a snapshot) are stored here.
+    documents_bucket: str | None = Field(None, alias="DOCUMENTS_BUCKET_NAME")
     # The deploy worker hands the rest to the next invocation when its own has less than this left.
     deploy_margin_seconds: float = Field(30.0, ge=0, alias="SVC_DEPLOY_MARGIN_SECONDS")
     deploy_max_receives: int = Field(5, ge=1, alias="DEPLOY_MAX_RECEIVES")  # the deploy queue's maxReceiveCount

@@ -1,7 +1,7 @@
 """The server matches its configuration, end to end through `make run`: a guild built by a deploy is exported,
 edited (a channel and a role renamed, a channel moved, the orders reversed, a channel and a role removed, the
 server renamed), planned with `prune`, refused without `confirm`, deployed with it, read back equal to the
-configuration, and deployed again without a write."""
+configuration, and deployed again without a write; then rolled back by project alone to what it was."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.helpers.converge import START, edited
+from tests.helpers.deploy_worker import without_ids
 from tests.helpers.e2e_deployer import BUILD_GUILD, Deployer
 
 if TYPE_CHECKING:
@@ -104,3 +105,33 @@ def test_an_edited_export_converges_in_place_through_make_run(deployer: Deployer
     assert deployer.finished(PROJECT)["status"] == "succeeded"
     print(f"converge deploy again: {len(deployer.writes_since(start))} writes")
     assert deployer.writes_since(start) == []
+
+
+def test_a_rollback_by_project_alone_returns_the_edited_guild_to_what_it_was_through_make_run(
+    deployer: Deployer,
+) -> None:
+    # Given the guild as a deploy built it, then edited and pruned by a confirmed deploy (a role and a channel deleted)
+    assert pruned(deployer, START)["status"] == "succeeded"
+    before = exported(deployer)
+    name_before = deployer.guild()["name"]
+    assert pruned(deployer, edited(before))["status"] == "succeeded"
+    assert exported(deployer) != before
+
+    # When the project's deployment is rolled back, naming no guild
+    queued = deployer.call("deployToChat", {"action": "rollback", "project_id": PROJECT})
+    assert queued.status_code == 202, queued.text
+    done = deployer.finished(PROJECT)
+    print(f"\nrollback by project: {done['status']}, {done['generation']['result']}")
+
+    # Then the guild is what it was: the renamed and moved objects back with their ids, the deleted role and
+    # channel re-created (new ids) with their permissions, topic, category and position, the orders and the name
+    assert (done["kind"], done["status"]) == ("rollback", "succeeded"), done
+    after = exported(deployer)
+    assert without_ids(after) == without_ids(before)
+    kept = {role["name"]: role.get("id") for role in before["roles"]} | {
+        channel["name"]: channel.get("id") for category in before["categories"] for channel in category["channels"]
+    }
+    for role in after["roles"]:
+        if role["name"] != "Helpers":  # deleted by the deploy: back with a new id
+            assert role["id"] == kept[role["name"]], role
+    assert deployer.guild()["name"] == name_before

@@ -65,6 +65,7 @@ def test_try_it_out_on_get_chat_guilds_answers_200_in_the_page(local_service: Lo
             page.on("request", lambda r: None if r.url.startswith(local_service.base_url) else outside.append(r.url))
             page.goto(docs_url)
             expect(page.locator(".info .title")).to_contain_text("Server Configuration Service", timeout=UI_TIMEOUT_MS)
+            expect(page.locator(".info .description")).to_contain_text("Every operation is POST /functions/{operation}")
 
             page.locator("button.authorize").first.click()
             dialog = page.locator(".dialog-ux .modal-ux")

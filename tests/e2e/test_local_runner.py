@@ -138,6 +138,18 @@ def test_openapi_json_is_served_from_the_repository(local_service: LocalService)
     assert response.json() == json.loads(committed.read_text())
 
 
+def test_the_root_points_at_the_docs_and_the_document(local_service: LocalService) -> None:
+    response = requests.get(f"{local_service.base_url}/", timeout=REQUEST_TIMEOUT_SECONDS)
+
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["docs"], body["openapi"]) == (
+        f"{local_service.base_url}/docs",
+        f"{local_service.base_url}/openapi.json",
+    )
+    assert requests.get(body["openapi"], timeout=REQUEST_TIMEOUT_SECONDS).status_code == 200
+
+
 def test_a_backup_round_trips_through_create_list_and_get(local_service: LocalService) -> None:
     # Given a guild and its configuration
     guild_id = str(random.randint(10**17, 10**18 - 1))
@@ -288,3 +300,22 @@ def test_a_web_user_signs_in_with_the_chat_platform_and_lists_their_servers(loca
     assert (invite.json()["valid"], invite.json()["guild_name"]) == (True, "Svc Demo Guild")
     assert guilds.status_code == 200, guilds.text
     assert {guild["name"] for guild in guilds.json()["guilds"]} >= {"Svc Demo Guild", "Bob's Workshop"}
+
+
+def test_the_runner_stops_without_a_warning_or_an_error(tmp_path: Path) -> None:
+    from tests.helpers.local_service import running
+
+    with running(tmp_path, environ={"SVC_AI_PROVIDER": "local"}) as (state, _, log_path):
+        answer = requests.post(
+            f"{state['base_url']}/functions/getConfigByCode",
+            json={"code": state["sample_code"]},
+            headers={"x-bot-token": state["bot_token"]},
+            timeout=REQUEST_TIMEOUT_SECONDS,
+        )
+        assert answer.status_code == 200
+        time.sleep(1.5)  # the queue pollers are in a long poll, as they are whenever a person stops the runner
+
+    log = log_path.read_text()
+    assert "Shutting down" in log
+    after = log.split("Shutting down", 1)[1].strip().splitlines()
+    assert [line for line in after if "WARNING" in line or "ERROR" in line] == []

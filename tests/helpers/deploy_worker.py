@@ -11,6 +11,7 @@ from typing import Any
 import boto3
 
 from local.template import LOCAL_REGION
+from svcconf import budget
 from svcconf.settings import get_settings
 from tests.helpers.handlers import REDIRECT_URI, bearer
 
@@ -115,6 +116,7 @@ class DeployQueue(WorkerQueue):
             messages = self.receive()
             if not messages:
                 return answers
+            budget.stop()  # a worker's invocation is its own: no deployToChat call's budget left in this thread
             answer = handler({"Records": [self.record(m) for m in messages]}, context())
             answers.append(answer)
             failed = {failure["itemIdentifier"] for failure in answer.get("batchItemFailures", [])}

@@ -23,6 +23,13 @@ from local.runner import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_SECONDS = 60
+# One dev user sends a whole suite's requests to a runner, far more than a person would: the limits per user are
+# lifted there unless a test sets its own (tests/e2e/test_limits_local_run.py sets them low).
+SUITE_LIMITS = {
+    "SVC_AI_TURNS_PER_MINUTE": "100000",
+    "SVC_AI_TOKENS_PER_DAY": "1000000000",
+    "SVC_PLATFORM_READS_PER_MINUTE": "100000",
+}
 REQUEST_TIMEOUT_SECONDS = 30
 
 # Runs in a separate interpreter so no boto3 client or settings cached by other tests can point elsewhere.
@@ -84,7 +91,7 @@ def running(
 ) -> Iterator[tuple[dict[str, Any], float, Path]]:
     """`python -m local.run` until the block ends: its state once ready, when it started, its log."""
     state_file, log_path = directory / "state.json", directory / "runner.log"
-    environment = {key: value for key, value in os.environ.items() if key != "PORT"} | (environ or {})
+    environment = {key: value for key, value in os.environ.items() if key != "PORT"} | SUITE_LIMITS | (environ or {})
     command = [sys.executable, "-m", "local.run", "--port", str(free_port()), "--state-file", str(state_file)]
     started = time.monotonic()
     with log_path.open("w") as log:

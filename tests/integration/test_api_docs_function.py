@@ -71,3 +71,19 @@ def test_nothing_else_is_served(layer: Path) -> None:
             404,
             {"statusCode": 404, "message": "No such file."},
         )
+
+
+def test_the_root_points_at_the_docs_and_the_document_of_its_stage() -> None:
+    event_host = "abc123.execute-api.us-east-1.amazonaws.com"
+    event = copy.deepcopy(json.loads((ROOT / "events" / "getConfigByCode.json").read_text()))
+    event |= {"httpMethod": "GET", "path": "/", "resource": "/", "body": None, "headers": {"Host": event_host}}
+    event["multiValueHeaders"] = {"Host": [event_host]}
+    stage = event["requestContext"]["stage"]
+
+    answer = docs_app.lambda_handler(event, LambdaContext())
+
+    assert answer["statusCode"] == 200
+    body = json.loads(answer["body"])
+    assert body["docs"] == f"https://{event_host}/{stage}/docs"
+    assert body["openapi"] == f"https://{event_host}/{stage}/openapi.json"
+    assert "POST /functions/{operation}" in body["message"]

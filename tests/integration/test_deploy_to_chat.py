@@ -287,7 +287,7 @@ def test_an_invalid_configuration_is_400_naming_each_field(invoke, linked):
     ("body", "field"),
     [
         ({"action": "info"}, "project_id"),
-        ({"action": "rollback", "project_id": "p"}, "guild_id"),
+        ({"action": "rollback", "guild_id": DEMO}, "project_id"),
         ({"action": "deploy", "guild_id": DEMO, "project_id": "p", "project_name": "n"}, "config"),
         ({"action": "undo", "project_id": "p"}, "action"),
         ({"action": "info", "project_id": "has space"}, "project_id"),

@@ -111,3 +111,22 @@ def test_the_estimate_is_within_15_percent_of_the_providers_reported_input(invok
         f"{count} messages: estimated {estimated:,} input tokens, reported {reported:,} "
         f"({(estimated - reported) / reported:+.1%})",
     )
+
+
+def test_the_next_turn_of_a_trimmed_conversation_reads_its_history_from_the_prompt_cache(invoke, chat, record_property):
+    messages = history(60)  # a conversation under the 100 messages a request may carry, longer than the budget
+    first = ask(invoke, {"messages": messages, "currentConfig": large_community()})
+    messages += [
+        {"role": "assistant", "content": first.body["reply"]},
+        {"role": "user", "content": "Message 61. And a voice channel for the meetings, please."},
+    ]
+
+    second = ask(invoke, {"messages": messages, "currentConfig": first.body["config"]})
+
+    assert second.status == 200
+    assert second.body["history_trimmed"] == first.body["history_trimmed"]  # the same first message sent
+    read = chat.usages[1]["cache_read_input_tokens"]
+    assert read > 0.6 * reported_input(chat.usages[1])  # the history, not only the system prompt
+    record_property(
+        "figures", f"the next trimmed turn read {read:,} of {reported_input(chat.usages[1]):,} from the cache"
+    )

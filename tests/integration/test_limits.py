@@ -3,6 +3,7 @@ platform reads a minute, and the users' share of the bot's rate (the sandbox's l
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime, timedelta
 
 import boto3
@@ -22,6 +23,7 @@ def clock(monkeypatch):
     """The limits' clock, moved by the test."""
     now = [NOON]
     monkeypatch.setattr(limits, "utc_now", lambda: now[0])
+    monkeypatch.setattr(limits, "_refused_until", {})  # what an earlier test's instance saw refused
     return now
 
 
@@ -78,13 +80,21 @@ def test_the_turn_past_the_minutes_limit_is_429_naming_it_until_the_minute_ends(
     assert ai(invoke, "ana").status == 200  # the next minute
 
 
-def test_a_refused_turn_counts_nothing(invoke, chat, clock, monkeypatch):
+def test_a_refused_turn_counts_nothing_and_the_instance_refuses_the_rest_of_the_minute_without_a_write(
+    invoke, chat, clock, monkeypatch
+):
     limit_to(monkeypatch, SVC_AI_TURNS_PER_MINUTE=1)
+    asked = []
+    take = limits.UsageCounters.take
+    monkeypatch.setattr(limits.UsageCounters, "take", lambda self, key, *a: asked.append(key) or take(self, key, *a))
     ai(invoke, "ana")
     for _ in range(3):
         assert ai(invoke, "ana").status == 429
     turns = {key: used for key, used in usage_items().items() if key.startswith("ai-turns#ana#")}
     assert list(turns.values()) == [1]
+    assert len([key for key in asked if key.startswith("ai-turns#")]) == 2  # the turn, then the first refusal
+    clock[0] += timedelta(seconds=40)
+    assert ai(invoke, "ana").status == 200  # a new minute: asked again
 
 
 # ---------------------------------------------------------------- AI tokens a day
@@ -209,3 +219,13 @@ def test_an_unknown_template_is_asked_again_each_time(invoke, platform):
     for _ in range(2):
         assert invoke("deployToChat", {"action": "import", "template": "noSuchCode"}, headers=bearer()).status == 404
     assert len(platform.requests("GET", "/guilds/templates/{code}")) == 2
+
+
+def test_a_very_long_subject_is_counted_under_its_digest(invoke, chat, clock, monkeypatch):
+    limit_to(monkeypatch, SVC_AI_TURNS_PER_MINUTE=1)
+    long_sub = "user-" + "x" * 3000  # past what a DynamoDB key holds
+    assert ai(invoke, long_sub).status == 200
+    assert ai(invoke, long_sub).status == 429
+    digest = hashlib.sha256(long_sub.encode()).hexdigest()
+    minute = int(NOON.timestamp()) // 60 * 60
+    assert [key for key in usage_items() if key.startswith("ai-turns#")] == [f"ai-turns#sha256:{digest}#{minute}"]

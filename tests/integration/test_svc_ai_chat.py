@@ -267,7 +267,10 @@ def test_without_a_key_the_operation_answers_503(invoke, chat, monkeypatch) -> N
 
     assert response.status == 503
     assert response.body["error"] == "Service Unavailable"
-    assert response.body["message"] == "The AI assistant is not configured on this service."
+    message = response.body["message"]
+    assert message.startswith("The AI assistant is not configured on this service: set the AI provider's key")
+    assert "ANTHROPIC_API_KEY" in message
+    assert "SVC_AI_PROVIDER=local" in message
     assert chat.requests == []
 
 

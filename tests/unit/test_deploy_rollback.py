@@ -1,4 +1,5 @@
-"""The rollback plan on its own: delete what a deployment created, restore what it updated, from the snapshot."""
+"""The rollback plan on its own: restore what a deployment updated, from the snapshot, and delete what it created;
+leave, and name, what anyone changed since."""
 
 from __future__ import annotations
 
@@ -7,11 +8,17 @@ from datetime import UTC, datetime
 from svcconf.chat import ForumTag, PermissionOverwrite
 from svcconf.config import to_bitfield
 from svcconf.config.vocabulary import REQUIRE_TAG_FLAG
-from svcconf.deploy_engine.rollback import GuildSnapshot, plan_rollback
-from svcconf.deploy_engine.steps import ChannelStep, GuildStep, ReorderRoles, RoleStep
+from svcconf.deploy_engine.journal import fingerprint_of
+from svcconf.deploy_engine.rollback import GuildSnapshot, RollbackJournal, plan_rollback
+from svcconf.deploy_engine.steps import ChannelStep, DeploymentPlan, GuildStep, ReorderRoles, RoleStep
 from tests.helpers.live_guilds import GUILD_ID, GuildBuilder, holding_guild, overwrite
 
 TAKEN = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+def undo(live, snapshot, created, updated) -> DeploymentPlan:
+    """The rollback's plan from a journal without fingerprints (a deployment from before they were kept)."""
+    return plan_rollback(live, snapshot, RollbackJournal(created=created, updated=updated)).plan
 
 
 def before_and_after():
@@ -36,19 +43,19 @@ def before_and_after():
     return GuildSnapshot.of(before, TAKEN), after, created, updated
 
 
-def test_rollback_deletes_channels_then_categories_then_roles_and_restores_updated_objects():
+def test_rollback_restores_updated_objects_then_deletes_channels_then_categories_then_roles():
     snapshot, after, created, updated = before_and_after()
 
-    plan = plan_rollback(after, snapshot, created, updated)
+    plan = undo(after, snapshot, created, updated)
 
     assert [(step.op, step.name) for step in plan.steps] == [
+        ("update_role", "Member"),
+        ("update_channel", "lobby"),
         ("delete_channel", "bridge"),
         ("delete_channel", "Deck"),
         ("delete_role", "Crew"),
-        ("update_role", "Member"),
-        ("update_channel", "lobby"),
     ]
-    role, channel = plan.steps[3], plan.steps[4]
+    role, channel = plan.steps[0], plan.steps[1]
     assert isinstance(role, RoleStep)
     assert role.payload == {"permissions": to_bitfield(["SEND_MESSAGES"])}
     assert isinstance(channel, ChannelStep)
@@ -59,14 +66,14 @@ def test_objects_already_gone_or_already_restored_need_no_step():
     snapshot, after, created, updated = before_and_after()
     gone = after.model_copy(update={"channels": [c for c in after.channels if c.name != "bridge"]})
 
-    plan = plan_rollback(gone, snapshot, created, {"role:member": updated["role:member"]})
+    plan = undo(gone, snapshot, created, {"role:member": updated["role:member"]})
 
     assert [(step.op, step.name) for step in plan.steps] == [
+        ("update_role", "Member"),
         ("delete_channel", "Deck"),
         ("delete_role", "Crew"),
-        ("update_role", "Member"),
     ]
-    restored = plan_rollback(snapshot_as_live(snapshot, after), snapshot, {}, updated)
+    restored = undo(snapshot_as_live(snapshot, after), snapshot, {}, updated)
     assert restored.steps == []
 
 
@@ -86,7 +93,7 @@ def test_roles_the_deployment_moved_go_back_to_the_snapshots_order():
         if role.id == high:
             role.position = 1
 
-    plan = plan_rollback(after, GuildSnapshot.of(before, TAKEN), {}, {})
+    plan = undo(after, GuildSnapshot.of(before, TAKEN), {}, {})
 
     (step,) = plan.steps
     assert isinstance(step, ReorderRoles)
@@ -130,7 +137,7 @@ def v2_before_and_after():
 def test_rollback_restores_the_settings_first_in_one_guild_step_then_roles_and_forum_fields():
     snapshot, before, after, updated = v2_before_and_after()
 
-    plan = plan_rollback(after, snapshot, {}, updated)
+    plan = undo(after, snapshot, {}, updated)
 
     settings = plan.steps[0]
     assert isinstance(settings, GuildStep)
@@ -157,9 +164,9 @@ def test_rollback_restores_the_settings_first_in_one_guild_step_then_roles_and_f
 def test_settings_already_restored_or_never_touched_need_no_step():
     snapshot, before, after, updated = v2_before_and_after()
 
-    assert not any(isinstance(step, GuildStep) for step in plan_rollback(before, snapshot, {}, updated).steps)
+    assert not any(isinstance(step, GuildStep) for step in undo(before, snapshot, {}, updated).steps)
     del updated["settings"]
-    assert not any(isinstance(step, GuildStep) for step in plan_rollback(after, snapshot, {}, updated).steps)
+    assert not any(isinstance(step, GuildStep) for step in undo(after, snapshot, {}, updated).steps)
 
 
 def test_a_snapshot_records_the_settings_and_one_taken_before_they_were_recorded_restores_none():
@@ -169,4 +176,117 @@ def test_a_snapshot_records_the_settings_and_one_taken_before_they_were_recorded
     assert data["settings"]["verification_level"] == 2
     assert GuildSnapshot.from_backup_data(data) == snapshot
     old = GuildSnapshot.from_backup_data({key: value for key, value in data.items() if key != "settings"})
-    assert not any(isinstance(step, GuildStep) for step in plan_rollback(after, old, {}, updated).steps)
+    assert not any(isinstance(step, GuildStep) for step in undo(after, old, {}, updated).steps)
+
+
+def test_what_anyone_changed_since_the_deployment_is_left_as_it_is_and_named_and_the_rest_undone():
+    snapshot, after, created, updated = before_and_after()
+    now = after.model_copy(deep=True)
+    for channel in now.channels:
+        if channel.name == "bridge":
+            channel.topic = "A person's topic"
+    for role in now.roles:
+        if role.name == "Member":
+            role.permissions = to_bitfield(["SEND_MESSAGES", "ATTACH_FILES", "ADD_REACTIONS"])
+
+    rollback = plan_rollback(now, snapshot, RollbackJournal(**journal_of(after, created, updated)))
+
+    assert [(step.op, step.name) for step in rollback.plan.steps] == [
+        ("update_channel", "lobby"),
+        ("delete_role", "Crew"),
+    ]
+    assert [error.model_dump() for error in rollback.left] == [
+        {"kind": "role", "name": "Member", "message": "changed since the deployment (permissions): left as it is"},
+        {"kind": "channel", "name": "bridge", "message": "changed since the deployment (topic): left as it is"},
+        {
+            "kind": "category",
+            "name": "Deck",
+            "message": "kept: it holds 1 channel the deployment did not make or that changed since",
+        },
+    ]
+
+
+def test_a_category_the_deployment_made_that_now_holds_a_persons_channel_is_kept_and_its_own_channels_go():
+    guild = GuildBuilder()
+    before = guild.build()
+    deck = guild.category("Deck")
+    bridge = guild.channel("bridge", parent=deck)
+    after = guild.build()
+    guild.channel("persons-chat", parent=deck)
+    now = guild.build()
+    created = {"category:deck": deck, "channel:category:deck:0:bridge": bridge}
+
+    rollback = plan_rollback(now, GuildSnapshot.of(before, TAKEN), RollbackJournal(**journal_of(after, created, {})))
+
+    assert [(step.op, step.name) for step in rollback.plan.steps] == [("delete_channel", "bridge")]
+    assert [error.name for error in rollback.left] == ["Deck"]
+
+
+def test_an_object_the_deployment_updated_that_is_gone_since_is_named_not_restored():
+    snapshot, after, created, updated = before_and_after()
+    now = after.model_copy(update={"channels": [c for c in after.channels if c.name != "lobby"]})
+
+    rollback = plan_rollback(now, snapshot, RollbackJournal(**journal_of(after, created, updated)))
+
+    assert "lobby" not in [step.name for step in rollback.plan.steps]
+    assert [(e.name, e.message) for e in rollback.left] == [("lobby", "deleted since the deployment: not restored")]
+
+
+def journal_of(left_by, created, updated) -> dict:
+    objects = {o.id: o for o in [*left_by.roles, *left_by.channels]}
+    after = {key: fingerprint_of(objects[object_id]) for key, object_id in {**created, **updated}.items()}
+    return {"created": created, "updated": updated, "after": after}
+
+
+def test_what_the_deployment_deleted_is_made_again_first_and_named_by_key_where_it_is_needed():
+    guild = GuildBuilder()
+    guests = guild.role("Guests", "ADD_REACTIONS")
+    hall = guild.category("Hall")
+    memes = guild.channel("memes", parent=hall, topic="Only the good ones")
+    lobby = guild.channel("lobby", overwrites=[overwrite(guests, deny=("SEND_MESSAGES",))])
+    before = guild.build()
+    snapshot = GuildSnapshot.of(before, TAKEN).model_copy(deep=True)
+    after = before.model_copy(
+        update={
+            "roles": [r for r in before.roles if r.id != guests],
+            "channels": [c for c in before.channels if c.id not in (hall, memes)],
+        }
+    )
+    for channel in after.channels:
+        if channel.id == lobby:
+            channel.permission_overwrites = []
+    deleted = {f"delete:{guests}": guests, f"delete:{hall}": hall, f"delete:{memes}": memes}
+    journal = RollbackJournal(updated={"channel:-:0:lobby": lobby}, deleted=deleted)
+
+    rollback = plan_rollback(after, snapshot, journal)
+
+    steps = rollback.plan.steps
+    assert [(step.op, step.key) for step in steps] == [
+        ("create_role", f"role:restore:{guests}"),
+        ("create_channel", f"category:restore:{hall}"),
+        ("create_channel", f"channel:restore:{memes}"),
+        ("update_channel", "channel:-:0:lobby"),
+    ]
+    role, _, channel, restored = steps
+    assert isinstance(role, RoleStep)
+    assert role.payload["permissions"] == to_bitfield(["ADD_REACTIONS"])
+    assert isinstance(channel, ChannelStep)
+    assert (channel.parent, channel.payload["topic"]) == (f"category:restore:{hall}", "Only the good ones")
+    assert isinstance(restored, ChannelStep)
+    assert [(spec.target, spec.deny) for spec in restored.overwrites] == [
+        (f"role:restore:{guests}", int(to_bitfield(["SEND_MESSAGES"])))
+    ]
+    resumed = RollbackJournal(**journal.model_dump() | {"done": {f"role:restore:{guests}": "1191000000000099999"}})
+    again = plan_rollback(after, snapshot, resumed).plan
+    assert "create_role" not in [step.op for step in again.steps]
+    assert again.ids[f"role:restore:{guests}"] == "1191000000000099999"
+    # and a lobby it restored already (the new role's overwrite in place of the old one's) needs no step
+    restored = after.model_copy(deep=True)
+    for channel in restored.channels:
+        if channel.id == lobby:
+            channel.permission_overwrites = [
+                PermissionOverwrite(**overwrite("1191000000000099999", deny=("SEND_MESSAGES",)))
+            ]
+    done = plan_rollback(restored, snapshot, resumed).plan
+    assert "channel:-:0:lobby" not in [step.key for step in done.steps]
+    assert not [step for step in done.steps if step.key.startswith("overwrites:restore:")]

@@ -16,7 +16,7 @@ def test_one_of_a_kind_is_named_in_the_singular_and_more_in_the_plural():
     )
 
     assert summary("deploy", steps) == (
-        "Created 1 role, 1 category, 3 channels, 2 overwrites; updated 1 channel, 1 settings."
+        "Created 1 role, 1 category, 3 channels, 2 overwrites; updated 1 channel, the server's settings."
     )
 
 
@@ -24,6 +24,12 @@ def test_a_rollback_says_what_it_deleted_and_restored_and_how_many_failed():
     steps = Steps(roles=KindCounts(deleted=2, failed=1), channels=KindCounts(updated=1))
 
     assert summary("rollback", steps) == "Deleted 2 roles; restored 1 channel; 1 failed."
+
+
+def test_a_rollback_says_what_it_made_again_of_what_the_deployment_deleted():
+    steps = Steps(roles=KindCounts(created=1, deleted=1), channels=KindCounts(created=1))
+
+    assert summary("rollback", steps) == "Deleted 1 role; restored nothing; re-created 1 role, 1 channel."
 
 
 def test_a_pruning_deploy_says_what_it_deleted_too():

@@ -18,7 +18,11 @@ if TYPE_CHECKING:
 
 
 class AiNotConfigured(ServiceUnavailable):
-    default_message = "The AI assistant is not configured on this service."
+    # What to set, for whoever runs the service: a person trying it from the README meets this first.
+    default_message = (
+        "The AI assistant is not configured on this service: set the AI provider's key (ANTHROPIC_API_KEY, or "
+        "in AWS its secret AiApiKeySecret); to run locally without a key, start with SVC_AI_PROVIDER=local."
+    )
 
 
 class AiFailed(UpstreamFailed):

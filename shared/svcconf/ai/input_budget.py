@@ -31,6 +31,9 @@ PUNCTUATION_PER_TOKEN = 1.5
 SPACES_PER_TOKEN = 10.0
 # A message's own envelope in the request: its role, its block's type, the separators.
 MESSAGE_OVERHEAD_TOKENS = 12
+# Messages are left out this many at a time, so the first one sent stays the same for several turns and the
+# provider's prompt cache keeps reading the history after it (the breakpoint is on the last assistant turn).
+TRIM_STEP = 10
 
 
 def _covered(pattern: re.Pattern[str], text: str) -> int:
@@ -68,6 +71,15 @@ def estimated_request_tokens(
         blocks = content if isinstance(content, list) else [content]
         total += MESSAGE_OVERHEAD_TOKENS + sum(estimated_tokens(_text(block)) for block in blocks)
     return total
+
+
+def first_sent(messages: Sequence[ChatMessage], room: int) -> int:
+    """The index of the oldest message sent: the newest that fit in `room` tokens, left out `TRIM_STEP` at a time
+    (the newest message is sent whatever its size)."""
+    left_out = len(messages) - newest_that_fit(messages, room)
+    if not left_out:
+        return 0
+    return min(len(messages) - 1, -(-left_out // TRIM_STEP) * TRIM_STEP)
 
 
 def newest_that_fit(messages: Sequence[ChatMessage], room: int) -> int:

@@ -17,12 +17,15 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from svcconf.chat import (
+    Channel,
     ChatBotUnauthorized,
     ChatClient,
     ChatError,
     ChatRateLimited,
     ChatUnavailable,
+    Guild,
     MissingAccess,
+    Role,
     UnknownChannel,
     UnknownGuild,
     UnknownRole,
@@ -64,6 +67,8 @@ class StepOutcome(BaseModel):
     failed: dict[str, str] = Field(default_factory=dict)  # object key -> reason
     counts: dict[str, dict[str, int]] = Field(default_factory=dict)  # "roles" -> {"created": 1}
     errors: list[ItemError] = Field(default_factory=list)
+    # object key -> the object as the platform answered this step's last write of it (the journal's fingerprint)
+    answers: dict[str, Role | Channel | Guild] = Field(default_factory=dict)
 
     def count(self, kind: str, outcome: str, amount: int = 1) -> None:
         if amount:
@@ -114,13 +119,16 @@ class PlanApplier:
         skip: set[str],
         checkpoint: Callable[[StepOutcome], None],
         has_time: Callable[[], bool],
+        intend: Callable[[Step], None] = lambda step: None,
     ) -> bool:
-        """Applies the steps not in `skip`; False when time ran out before the last one."""
+        """Applies the steps not in `skip`, each announced to `intend` before its write; False when time ran out
+        before the last one."""
         for step in self.plan.steps:
             if step.key in skip:
                 continue
             if not has_time():
                 return False
+            intend(step)
             checkpoint(self._apply(step))
         return True
 
@@ -155,10 +163,13 @@ class PlanApplier:
             role = self.client.create_role(self.guild_id, step.payload, reason=self.audit_reason)
             self.ids[step.key] = role.id
             outcome.created[step.key] = role.id
+            outcome.answers[step.key] = role
             outcome.count("role", "created")
             return
         assert step.role_id is not None
-        self.client.modify_role(self.guild_id, step.role_id, step.payload, reason=self.audit_reason)
+        outcome.answers[step.key] = self.client.modify_role(
+            self.guild_id, step.role_id, step.payload, reason=self.audit_reason
+        )
         outcome.updated[step.key] = UpdatedObject(id=step.role_id, kind="role", previous=step.previous)
         outcome.count("role", "updated")
 
@@ -182,10 +193,13 @@ class PlanApplier:
             channel = self.client.create_channel(self.guild_id, body, reason=self.audit_reason)
             self.ids[step.key] = channel.id
             outcome.created[step.key] = channel.id
+            outcome.answers[step.key] = channel
             outcome.count(item.kind, "created")
             outcome.count("overwrite", "created", len(applied))
             if step.after_create:  # recorded as created first: a refusal here leaves it to the rollback all the same
-                self.client.modify_channel(channel.id, step.after_create, reason=self.audit_reason)
+                outcome.answers[step.key] = self.client.modify_channel(
+                    channel.id, step.after_create, reason=self.audit_reason
+                )
             return
         assert step.channel_id is not None
         if step.parent is not None:  # a move into a category (one the deploy may just have created)
@@ -197,7 +211,7 @@ class PlanApplier:
             merged = {entry["id"]: entry for entry in step.base_overwrites}
             merged |= {entry["id"]: entry for entry in resolved}
             body["permission_overwrites"] = list(merged.values())
-        self.client.modify_channel(step.channel_id, body, reason=self.audit_reason)
+        outcome.answers[step.key] = self.client.modify_channel(step.channel_id, body, reason=self.audit_reason)
         if item.action == "update":
             outcome.updated[step.key] = UpdatedObject(id=step.channel_id, kind=item.kind, previous=step.previous)
             outcome.count(item.kind, "updated")
@@ -219,7 +233,7 @@ class PlanApplier:
                 outcome.count("settings", "failed")
         if not body:
             return
-        self.client.modify_guild(self.guild_id, body, reason=self.audit_reason)
+        outcome.answers[step.key] = self.client.modify_guild(self.guild_id, body, reason=self.audit_reason)
         outcome.updated[step.key] = UpdatedObject(id=self.guild_id, kind="settings", previous=step.previous)
         outcome.count("settings", "updated")
 

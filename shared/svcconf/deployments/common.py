@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from svcconf import backups
 from svcconf.deploy_engine.live import LiveGuild
 from svcconf.deploy_engine.plan import DeploymentPlan
-from svcconf.deploy_engine.rollback import GuildSnapshot, plan_rollback
+from svcconf.deploy_engine.rollback import GuildSnapshot, RollbackJournal, RollbackPlan, plan_rollback
 from svcconf.deploy_engine.steps import KIND_GROUPS
 from svcconf.settings import get_settings
 from svcconf.store.deployment_records import (
@@ -45,6 +45,17 @@ def job_of(record: DeploymentRecord, interruptions: int = 0) -> DeployJob:
     )
 
 
+def rollback_journal(target: DeploymentRecord, done: dict[str, str] | None = None) -> RollbackJournal:
+    """What the rollback of `target` works from: its journal, and what the rollback itself made so far (`done`)."""
+    return RollbackJournal(
+        created=target.journal_created,
+        updated={key: entry["id"] for key, entry in target.journal_updated.items()},
+        deleted=target.journal_deleted,
+        after=target.journal_after,
+        done=done or {},
+    )
+
+
 def planned_steps(plan: DeploymentPlan) -> Steps:
     steps = Steps()
     for item in plan.items:
@@ -56,9 +67,11 @@ def planned_steps(plan: DeploymentPlan) -> Steps:
     return steps
 
 
-def rollback_plan(live: LiveGuild, target: DeploymentRecord, backup_id: str) -> DeploymentPlan:
-    """What undoing `target` writes now: from its snapshot (`backup_id`) and its journal. The request checks it for
-    the caller; the worker applies it."""
+def rollback_plan(
+    live: LiveGuild, target: DeploymentRecord, backup_id: str, done: dict[str, str] | None = None
+) -> RollbackPlan:
+    """What undoing `target` writes now: from its snapshot (`backup_id`) and its journal, and what the rollback
+    itself made so far (`done`). The request checks it for the caller (and shows it, for a dry run); the worker
+    applies it. `BackupNotFound` when the snapshot is gone."""
     snapshot = GuildSnapshot.from_backup_data(backups.get_backup(backup_id).backup_data)
-    updated = {key: entry["id"] for key, entry in target.journal_updated.items()}
-    return plan_rollback(live, snapshot, target.journal_created, updated)
+    return plan_rollback(live, snapshot, rollback_journal(target, done))

@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from svcconf import caller_rights, codes
+from svcconf import backups, caller_rights, codes
 from svcconf.auth import BearerUser
 from svcconf.caller_rights import CallerView
 from svcconf.chat import ChatError, UnknownGuild, get_chat_client
@@ -67,6 +67,10 @@ class BotNotInGuild(Conflict):
 
 class PreflightFailed(Conflict):
     default_message = "The deployment cannot work in this server as it is."
+
+
+class SnapshotGone(Conflict):
+    default_message = "The deployment's snapshot of the server is gone: it can no longer be rolled back."
 
 
 class PlanNotConfirmed(Conflict):
@@ -239,17 +243,11 @@ def deploy(
     return view(record).model_copy(update={"warnings": warnings})
 
 
-def rollback(user: BearerUser, project_id: str, guild_id: str) -> DeploymentView:
-    chat_user_id, _ = managed_guild(user, guild_id)
-    holder = deployment_repository().lock_holder(guild_id, int(utc_now().timestamp()))
-    if holder is not None and holder.status == "waiting":
-        raise GuildIsBusy.held_by(holder)  # named with its time, whether or not it is the one to roll back
-    target = deployment_repository().newest(user.sub, project_id, guild_id=guild_id, kind="deploy")
-    if target is None or not target.finished or target.rolled_back_by or not target.backup_id:
-        raise NoDeployment("Nothing to roll back: no finished, not yet rolled back deployment of this project here.")
-    live = _live_guild(guild_id, None)
+def rollback(user: BearerUser, project_id: str, guild_id: str | None) -> DeploymentView:
+    """Queues the undoing of the caller's newest deployment of the project (to `guild_id`, when given)."""
+    chat_user_id, target, live = _rollback_target(user, project_id, guild_id)
     standing, seen = caller_rights.as_caller(get_chat_client(), live, chat_user_id)
-    caller_rights.check_plan(standing, seen, rollback_plan(seen.live, target, target.backup_id))
+    caller_rights.check_plan(standing, seen, rollback_plan(seen.live, target, target.backup_id or "").plan)
     record = _new_record(
         "rollback",
         user,
@@ -263,6 +261,44 @@ def rollback(user: BearerUser, project_id: str, guild_id: str) -> DeploymentView
     _queue(record)
     metrics.add_metric(name="RollbackQueued", unit="Count", value=1)
     return view(record)
+
+
+def rollback_dry_run(user: BearerUser, project_id: str, guild_id: str | None) -> DryRun:
+    """What that rollback would do now, as the caller sees the server, written nowhere; what anyone changed since
+    the deployment (and the rollback would leave) as warnings."""
+    chat_user_id, target, live = _rollback_target(user, project_id, guild_id)
+    standing, seen = caller_rights.as_caller(get_chat_client(), live, chat_user_id)
+    planned = rollback_plan(seen.live, target, target.backup_id or "")
+    caller_rights.check_plan(standing, seen, planned.plan)
+    left = [
+        LintWarning(field="", rule="left-as-it-is", message=f"{error.kind} '{error.name}': {error.message}")
+        for error in planned.left
+    ]
+    plan = planned.plan
+    return DryRun(steps=planned_steps(plan), plan=plan.items, plan_id=plan.plan_id, warnings=left)
+
+
+def _rollback_target(
+    user: BearerUser, project_id: str, guild_id: str | None
+) -> tuple[str, DeploymentRecord, LiveGuild]:
+    """The deployment to undo and its guild as it is: else 403, 404, 409 (busy, or its snapshot gone)."""
+    repository = deployment_repository()
+    target = repository.newest(user.sub, project_id, guild_id=guild_id, kind="deploy")
+    guild = guild_id or (target.guild_id if target else None)
+    if guild is None:
+        raise NoDeployment("Nothing to roll back: no deployment of this project by you.")
+    chat_user_id, _ = managed_guild(user, guild)  # 403 before anything about the project is told
+    holder = repository.lock_holder(guild, int(utc_now().timestamp()))
+    if holder is not None and holder.status == "waiting":
+        raise GuildIsBusy.held_by(holder)  # named with its time, whether or not it is the one to roll back
+    if target is None or not target.finished or target.rolled_back_by or not target.backup_id:
+        raise NoDeployment("Nothing to roll back: no finished, not yet rolled back deployment of this project here.")
+    if not backups.backup_exists(target.backup_id):
+        raise SnapshotGone(
+            f"Deployment {target.deployment_id} can no longer be rolled back: its snapshot of the server "
+            f"({target.backup_id}) is gone."
+        )
+    return chat_user_id, target, _live_guild(target.guild_id, None)
 
 
 def _new_record(

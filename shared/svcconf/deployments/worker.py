@@ -11,22 +11,25 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 from svcconf import backups, caller_rights
-from svcconf.chat import ChatError, ChatRateLimited, ChatUnavailable, get_chat_client
+from svcconf.chat import Channel, ChatError, ChatRateLimited, ChatUnavailable, Role, get_chat_client
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig
 from svcconf.deploy_engine.apply import (
     DeploymentAborted,
     DeploymentInterrupted,
+    ItemError,
     PlanApplier,
     StepOutcome,
     UpdatedObject,
 )
+from svcconf.deploy_engine.journal import epoch_ms, fingerprint, fingerprint_of, guild_fields, made_by_the_write
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
 from svcconf.deploy_engine.plan import DeploymentPlan, plan_deployment
 from svcconf.deploy_engine.rollback import GuildSnapshot, channel_state, role_state
-from svcconf.deploy_engine.steps import KIND_GROUPS
+from svcconf.deploy_engine.steps import KIND_GROUPS, Step
 from svcconf.deployments import quota as creation_quota
 from svcconf.deployments.common import (
     LOCK_SECONDS,
@@ -36,7 +39,7 @@ from svcconf.deployments.common import (
     planned_steps,
     rollback_plan,
 )
-from svcconf.errors import ServiceUnavailable
+from svcconf.errors import BackupNotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 from svcconf.store import queues, schedules
@@ -51,6 +54,11 @@ from svcconf.store.deployment_records import (
 )
 
 MAX_INTERRUPTIONS = 20  # re-queued this often for the platform's sake: give up with what is done
+# The writes whose intent a deploy journals first: what a run cut off may have done without its checkpoint.
+JOURNALED_WRITES = (
+    *("create_role", "update_role", "create_channel", "update_channel", "modify_guild"),
+    *("delete_role", "delete_channel"),
+)
 
 
 def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
@@ -72,20 +80,32 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
     repository.extend_lock(record, int(utc_now().timestamp()) + LOCK_SECONDS)
     try:
         live = read_live_guild(client, record.guild_id, record.bot_role_ids or None)
-        plan, target = caller_rights.plan_as_caller(
+        plan, (target, left) = caller_rights.plan_as_caller(
             client, record.chat_user_id, live, lambda view: _worker_plan(repository, record, view)
         )
-        repository.mark_running(record, steps=None if record.counted else planned_steps(plan), now=utc_now())
-        if record.counted and record.kind == "deploy":
+        first_run = not record.counted
+        repository.mark_running(record, steps=planned_steps(plan) if first_run else None, now=utc_now())
+        if first_run and left:  # what the rollback leaves as it is, named once
+            repository.record_progress(record, Progress(errors=[StepError(**e.model_dump()) for e in left]), utc_now())
+        if not first_run and record.kind == "deploy":
             _adopt_unrecorded(repository, record, live, plan)
         applier = PlanApplier(client, record.guild_id, plan, audit_reason=f"svc {record.kind} {record.deployment_id}")
 
+        def intend(step: Step) -> None:
+            if record.kind == "deploy" and step.op in JOURNALED_WRITES:
+                repository.record_intent(record, step.key, epoch_ms(utc_now()))
+
+        deleted_roles = {step.object_id for step in plan.steps if step.op == "delete_role"}
+
         def checkpoint(outcome: StepOutcome) -> None:
-            repository.record_progress(record, _progress(outcome), utc_now())
+            repository.record_progress(record, _progress(outcome, deleted_roles), utc_now())
             creation_quota.record_creations(record.guild_id, plan, outcome, utc_now())
 
         finished = applier.run(
-            skip=set(record.journal_failed), checkpoint=checkpoint, has_time=lambda: seconds_left() > margin
+            skip=set(record.journal_failed),
+            checkpoint=checkpoint,
+            has_time=lambda: seconds_left() > margin,
+            intend=intend,
         )
     except (DeploymentInterrupted, ChatRateLimited, ChatUnavailable) as pause:
         creation_quota.remember_buckets(client, record.guild_id, utc_now())
@@ -114,11 +134,11 @@ def abandon(job: DeployJob, reason: str) -> None:
 
 def _worker_plan(
     repository: DeploymentRepository, record: DeploymentRecord, live: LiveGuild
-) -> tuple[DeploymentPlan, DeploymentRecord | None]:
+) -> tuple[DeploymentPlan, tuple[DeploymentRecord | None, list[ItemError]]]:
     if record.kind == "deploy":
         if record.backup_id is None:
             snapshot = GuildSnapshot.of(live, utc_now())
-            backup = backups.create_backup(
+            backup = backups.create_deployment_snapshot(
                 live.id,
                 snapshot.backup_data(record.deployment_id),
                 guild_name=live.name,
@@ -129,54 +149,92 @@ def _worker_plan(
         # A pruning deploy deletes only what its confirmed plan listed: what someone made since is kept.
         config = ServerConfig.model_validate(record.configuration or {})
         prune = record.confirmed_deletes is not None
-        return plan_deployment(live, config, prune=prune, confirmed_deletes=record.confirmed_deletes), None
+        return plan_deployment(live, config, prune=prune, confirmed_deletes=record.confirmed_deletes), (None, [])
     target = repository.get(record.user_id, record.project_id, record.rollback_of or "")
     if target is None or record.backup_id is None:
         raise DeploymentAborted("The deployment to roll back is gone.")
-    return rollback_plan(live, target, record.backup_id), target
+    try:
+        rollback = rollback_plan(live, target, record.backup_id, done=record.journal_created)
+    except BackupNotFound as gone:  # pruned since the request: end now, and free the guild
+        raise DeploymentAborted(f"The snapshot of the server ({record.backup_id}) is gone.") from gone
+    return rollback.plan, (target, rollback.left)
 
 
 def _adopt_unrecorded(
     repository: DeploymentRepository, record: DeploymentRecord, live: LiveGuild, plan: DeploymentPlan
 ) -> None:
-    """A run killed between a platform write and its checkpoint left one object its journal does not know. The
-    snapshot taken before the first write tells: an object the plan matches that was not there was created;
-    one that was there with other attributes was updated."""
+    """A run killed between a platform write and its checkpoint left one object its journal does not name: that
+    of the newest intent (each write's intent follows the previous write's checkpoint). It is adopted only if the
+    live object is that write's doing: for a create, one the snapshot did not hold, made (its id's time) while the
+    write could run; for an update, one that differs from the snapshot. An object a person made meanwhile under
+    the same name has no intent of ours, or another time: it is never adopted, so no rollback deletes it."""
+    journaled = {
+        *record.journal_created,
+        *record.journal_updated,
+        *record.journal_deleted,
+        *record.journal_failed,
+    }
+    pending = [(at, key) for key, at in record.journal_intents.items() if key not in journaled]
+    if not pending:
+        return
+    at, key = max(pending)
     before = GuildSnapshot.from_backup_data(backups.get_backup(record.backup_id or "").backup_data)
-    states_before = {r.id: role_state(r) for r in before.roles} | {c.id: channel_state(c) for c in before.channels}
-    states_now = {r.id: role_state(r) for r in live.roles} | {c.id: channel_state(c) for c in live.channels}
-    outcome = StepOutcome(key="adopted")
-    for item in plan.items:
-        if item.kind == "settings":  # the guild itself: changed since the snapshot means the lost run's PATCH
-            changed = before.settings is not None and before.settings != live.settings
-            if item.action == "keep" and changed and item.key not in record.journal_updated:
-                outcome.updated[item.key] = UpdatedObject(id=live.id, kind="settings", previous={})
-                outcome.count("settings", "updated")
-            continue
-        object_id = plan.ids.get(item.key)
-        if item.action != "keep" or item.kind == "overwrite" or object_id is None:
-            continue
-        if object_id not in states_before:
-            if item.key in record.journal_created:
-                continue
-            outcome.created[item.key] = object_id
-            outcome.count(item.kind, "created")
-            owned = sum(1 for other in plan.items if other.kind == "overwrite" and other.owner == item.key)
-            outcome.count("overwrite", "created", owned)
-        elif item.key not in record.journal_updated and states_before[object_id] != states_now[object_id]:
-            outcome.updated[item.key] = UpdatedObject(id=object_id, kind=item.kind, previous={})
-            outcome.count(item.kind, "updated")
-    if outcome.created or outcome.updated:
-        logger.info("objects changed by a run that was cut short", extra={"objects": sorted(outcome.created)})
+    deleted = key.removeprefix("delete:") if key.startswith("delete:") else None
+    if deleted is not None and _object(live, deleted) is None:  # the lost run's delete: the rollback makes it again
+        gone = _object(before, deleted)
+        outcome = StepOutcome(key="adopted", deleted={key: deleted})
+        outcome.count(
+            "role" if isinstance(gone, Role) else "category" if gone and gone.is_category else "channel", "deleted"
+        )
         repository.record_progress(record, _progress(outcome), utc_now())
+        return
+    item = next((item for item in plan.items if item.key == key), None)
+    if item is None:
+        return
+    outcome, after = StepOutcome(key="adopted"), {}
+    if item.kind == "settings":  # the guild itself: changed since the snapshot means the lost run's PATCH
+        if before.settings is not None and before.settings != live.settings:
+            outcome.updated[key] = UpdatedObject(id=live.id, kind="settings", previous={})
+            outcome.count("settings", "updated")
+            after[key] = fingerprint(guild_fields(live.name, live.settings))
+    elif (object_id := plan.ids.get(key)) is not None:
+        existed = {role.id for role in before.roles} | {channel.id for channel in before.channels}
+        live_object = _object(live, object_id)
+        longest = get_settings().chat_max_wait_seconds
+        if object_id not in existed and made_by_the_write(object_id, at, longest):
+            outcome.created[key] = object_id
+            outcome.count(item.kind, "created")
+            owned = sum(1 for other in plan.items if other.kind == "overwrite" and other.owner == key)
+            outcome.count("overwrite", "created", owned)
+        elif object_id in existed and _state(live_object) != _state(_object(before, object_id)):
+            outcome.updated[key] = UpdatedObject(id=object_id, kind=item.kind, previous={})
+            outcome.count(item.kind, "updated")
+        if live_object is not None:
+            after[key] = fingerprint_of(live_object)
+    if outcome.created or outcome.updated:
+        logger.info("an object written by a run that was cut short", extra={"key": key})
+        repository.record_progress(record, _progress(outcome).model_copy(update={"after": after}), utc_now())
 
 
-def _progress(outcome: StepOutcome) -> Progress:
+def _object(guild: LiveGuild | GuildSnapshot, object_id: str) -> Role | Channel | None:
+    objects: list[Role | Channel] = [*guild.roles, *guild.channels]
+    return next((found for found in objects if found.id == object_id), None)
+
+
+def _state(found: Role | Channel | None) -> dict[str, Any] | None:
+    if found is None:
+        return None
+    return role_state(found) if isinstance(found, Role) else channel_state(found)
+
+
+def _progress(outcome: StepOutcome, deleted_roles: set[str] | None = None) -> Progress:
+    """One step's journal entries; a channel's fingerprint leaves out the overwrites of roles the plan deletes."""
     return Progress(
         created=outcome.created,
         updated={key: entry.model_dump() for key, entry in outcome.updated.items()},
         deleted=outcome.deleted,
         failed=outcome.failed,
+        after={key: fingerprint_of(answer, deleted_roles or set()) for key, answer in outcome.answers.items()},
         counts=outcome.counts,
         errors=[StepError(**error.model_dump()) for error in outcome.errors],
     )
@@ -236,7 +294,13 @@ def _finish(repository: DeploymentRepository, record: DeploymentRecord, *, error
     logger.info("deployment finished", extra={"status": status, "changed": changed, "failed": failed})
 
 
-_SINGULAR = {group: kind for kind, group in KIND_GROUPS.items()}  # "roles" -> "role"; "settings" stays
+_SINGULAR = {group: kind for kind, group in KIND_GROUPS.items()}  # "roles" -> "role"
+
+
+def _counted(group: str, n: int) -> str:
+    if group == "settings":  # one object, the server's own: a count of it reads oddly
+        return "the server's settings"
+    return f"{n} {_SINGULAR[group] if n == 1 else group}"
 
 
 def summary(kind: DeploymentKind, steps: Steps) -> str:
@@ -244,7 +308,7 @@ def summary(kind: DeploymentKind, steps: Steps) -> str:
 
     def part(counter: str) -> str:
         counts = [(group, getattr(getattr(steps, group), counter)) for group in KIND_GROUPS.values()]
-        return ", ".join(f"{n} {_SINGULAR[group] if n == 1 else group}" for group, n in counts if n) or "nothing"
+        return ", ".join(_counted(group, n) for group, n in counts if n) or "nothing"
 
     verbs = ("deleted", "updated") if kind == "rollback" else ("created", "updated")
     sentence = (
@@ -252,5 +316,7 @@ def summary(kind: DeploymentKind, steps: Steps) -> str:
     )
     if kind == "deploy" and steps.total("deleted"):  # a pruning deploy
         sentence += f"; deleted {part('deleted')}"
+    if kind == "rollback" and steps.total("created"):  # what the deployment had deleted, made again
+        sentence += f"; re-created {part('created')}"
     failed = steps.total("failed")
     return f"{sentence}; {failed} failed." if failed else f"{sentence}."

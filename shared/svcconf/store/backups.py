@@ -1,5 +1,9 @@
 """Backups table: per guild, a small summary item (listed) and a compressed data item (fetched on demand).
 
+Two retentions share the table: the bot's backups (manageBackup) and the snapshots deployments take before their
+first write, which a rollback needs; each summary's `retention` says which, and each is pruned on its own count.
+A snapshot too big for its item keeps its data in the documents bucket (`svcconf.store.documents`).
+
 Every read is a strongly consistent read of the base table, so a backup is found the moment its write returns:
 the bot fetches by `backup_id` alone through a locator item (partition `BACKUP_ID#<id>`, written in the same
 transaction) rather than through a global secondary index, which is only eventually consistent.
@@ -8,7 +12,7 @@ transaction) rather than through a global secondary index, which is only eventua
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from botocore.exceptions import ClientError
 from pydantic import BaseModel
@@ -23,6 +27,7 @@ MAX_ITEM_BYTES = 400 * 1024  # DynamoDB's item limit, attribute names and keys i
 # DynamoDB's words for an item over that limit (PutItem, TransactWriteItems; UpdateItem says "Item size to
 # update has exceeded ..."). Other ValidationExceptions (a key too long, an empty key) are bugs, not a 413.
 ITEM_SIZE_MESSAGES = ("Item size has exceeded the maximum allowed size", "Item size to update has exceeded")
+Retention = Literal["backup", "deployment"]  # the bot's backups; deployments' snapshots
 
 
 class BackupSummary(BaseModel):
@@ -70,13 +75,15 @@ class BackupRepository:
     def __init__(self, table_name: str):
         self._table = table(table_name)
 
-    def insert(self, summary: BackupSummary, blob: bytes) -> None:
-        """Writes summary and data together: a backup is either whole or absent."""
+    def insert(self, summary: BackupSummary, data: Any, retention: Retention = "backup") -> None:
+        """Writes summary and data (compressed bytes, or a documents-bucket reference) together: a backup is
+        either whole or absent."""
         summary_item = {
             "sk": SUMMARY_PREFIX + summary.backup_id,
             **summary.model_dump(mode="json", exclude_none=True),
+            "retention": retention,
         }
-        data_item = {"guild_id": summary.guild_id, "sk": DATA_PREFIX + summary.backup_id, "data": blob}
+        data_item = {"guild_id": summary.guild_id, "sk": DATA_PREFIX + summary.backup_id, "data": data}
         locator_item = {**_locator_key(summary.backup_id), "backup_guild_id": summary.guild_id}
         try:
             # The resource's client serialises Python values itself, as the Table methods do.
@@ -102,19 +109,25 @@ class BackupRepository:
         )
         return [_summary_from(item) for item in response["Items"]]
 
-    def backup_ids_beyond(self, guild_id: str, keep: int) -> list[str]:
-        """Ids of this guild's backups older than its `keep` newest."""
+    def backup_ids_beyond(self, guild_id: str, keep: int, retention: Retention = "backup") -> list[str]:
+        """Ids of this guild's backups of one retention older than its `keep` newest (a summary without
+        `retention` is the bot's: it predates deployments' own)."""
         ids: list[str] = []
         kwargs: dict[str, Any] = {
             "KeyConditionExpression": "guild_id = :g AND begins_with(sk, :p)",
             "ExpressionAttributeValues": {":g": guild_id, ":p": SUMMARY_PREFIX},
-            "ProjectionExpression": "sk",
+            "ProjectionExpression": "sk, #retention",
+            "ExpressionAttributeNames": {"#retention": "retention"},
             "ScanIndexForward": False,
             "ConsistentRead": True,  # the backup just created counts
         }
         while True:
             response = self._table.query(**kwargs)
-            ids += [item["sk"].removeprefix(SUMMARY_PREFIX) for item in response["Items"]]
+            ids += [
+                item["sk"].removeprefix(SUMMARY_PREFIX)
+                for item in response["Items"]
+                if item.get("retention", "backup") == retention
+            ]
             if "LastEvaluatedKey" not in response:
                 return ids[keep:]
             kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
@@ -123,7 +136,12 @@ class BackupRepository:
         item = self._table.get_item(Key=_locator_key(backup_id), ConsistentRead=True).get("Item")
         return item["backup_guild_id"] if item else None
 
-    def get(self, guild_id: str, backup_id: str) -> tuple[BackupSummary, bytes] | None:
+    def exists(self, guild_id: str, backup_id: str) -> bool:
+        key = {"guild_id": guild_id, "sk": DATA_PREFIX + backup_id}
+        return "Item" in self._table.get_item(Key=key, ConsistentRead=True, ProjectionExpression="sk")
+
+    def get(self, guild_id: str, backup_id: str) -> tuple[BackupSummary, Any] | None:
+        """The summary and the stored data attribute (compressed bytes, or a documents-bucket reference)."""
         summary_key = {"guild_id": guild_id, "sk": SUMMARY_PREFIX + backup_id}
         summary = self._table.get_item(Key=summary_key, ConsistentRead=True).get("Item")
         if not summary:
@@ -132,7 +150,16 @@ class BackupRepository:
         data = self._table.get_item(Key=data_key, ConsistentRead=True).get("Item")
         if not summary or not data:
             return None
-        return _summary_from(summary), data["data"].value
+        return _summary_from(summary), data["data"]
+
+    def data_of(self, guild_id: str, backup_ids: list[str]) -> list[Any]:
+        """The stored data attributes of these backups (to forget what they keep in the documents bucket)."""
+        found = []
+        for backup_id in backup_ids:
+            key = {"guild_id": guild_id, "sk": DATA_PREFIX + backup_id}
+            item = self._table.get_item(Key=key, ProjectionExpression="#d", ExpressionAttributeNames={"#d": "data"})
+            found += [item["Item"]["data"]] if "Item" in item else []
+        return found
 
     def delete(self, guild_id: str, backup_ids: list[str]) -> None:
         with self._table.batch_writer() as batch:

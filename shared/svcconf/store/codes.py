@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
 from pydantic import BaseModel
 
-from svcconf.store import blobs
+from svcconf.store import documents
 from svcconf.store.dynamo import is_conditional_check_failure, table
 
 
@@ -32,7 +33,7 @@ def _to_record(item: dict[str, Any]) -> CodeRecord:
         code=item["code"],
         project_id=item["project_id"],
         project_name=item["project_name"],
-        configuration=blobs.unpack(item["configuration"]),
+        configuration=documents.loaded(item["configuration"]),
         chat_user_id=item.get("chat_user_id"),
         created_at=item["created_at"],
         expires_at=item["expires_at"],
@@ -50,7 +51,10 @@ class CodeRepository:
             "code": record.code,
             "project_id": record.project_id,
             "project_name": record.project_name,
-            "configuration": blobs.pack(blobs.json_bytes(record.configuration)),
+            # A key of its own per attempt: a code that collides must not overwrite the other code's document.
+            "configuration": documents.stored(
+                record.configuration, f"codes/{record.code}/{secrets.token_hex(8)}.json.bz2"
+            ),
             "created_at": record.created_at.isoformat(),
             "expires_at": record.expires_at.isoformat(),
             "expiration": int(record.expires_at.timestamp()),

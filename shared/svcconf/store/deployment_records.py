@@ -2,8 +2,10 @@
 
 - A deployment: `pk = USER#<sub>`, `sk = DEPLOYMENT#<project_id>#<deployment_id>` (ids sort by creation
   time, so a project's newest deployment is the first of a descending query). It carries its status, its step
-  counts, and its journal: the ids it created, the objects it updated with their previous attributes, the
-  objects that failed. Every applied step updates it in place (one UpdateItem), so a resumed worker knows
+  counts, its configuration (compressed, or in the documents bucket when too big: `svcconf.store.documents`),
+  and its journal: the ids it created, the objects it updated with their previous attributes, the
+  objects that failed, the intent written before each write and the fingerprint of what each write left
+  (`svcconf.deploy_engine.journal`). Every applied step updates it in place (one UpdateItem), so a resumed worker knows
   what was done.
 - The guild lock: `pk = GUILD#<guild_id>`, `sk = LOCK`, naming the deployment that holds it. It is taken in
   the same transaction that writes the queued deployment (a conditional write, not a read-then-write) and
@@ -20,7 +22,7 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel, Field
 
 from svcconf.deploy_engine.steps import KIND_GROUPS
-from svcconf.store import blobs
+from svcconf.store import documents
 from svcconf.store.dynamo import is_conditional_check_failure, plain_integers, table
 
 DeploymentKind = Literal["deploy", "rollback"]
@@ -83,6 +85,8 @@ class DeploymentRecord(BaseModel):
     journal_updated: dict[str, dict[str, Any]] = Field(default_factory=dict)
     journal_failed: dict[str, str] = Field(default_factory=dict)
     journal_deleted: dict[str, str] = Field(default_factory=dict)  # plan key -> the id of the object deleted
+    journal_intents: dict[str, int] = Field(default_factory=dict)  # object key -> when its write began (Unix ms)
+    journal_after: dict[str, str] = Field(default_factory=dict)  # object key -> its fingerprint
     confirmed_deletes: list[str] | None = None  # a pruning deploy: the ids its confirmed plan deletes, and no other
     counted: bool = False  # the first worker run has set the planned and existing counts
     resumes_at: datetime | None = None  # while `waiting`: when the worker runs it again
@@ -108,17 +112,22 @@ def _lock_key(guild_id: str) -> dict[str, str]:
     return {"pk": f"GUILD#{guild_id}", "sk": "LOCK"}
 
 
+def configuration_key(deployment_id: str) -> str:
+    """Where the documents bucket keeps a deployment's configuration when its item cannot."""
+    return f"deployments/{deployment_id}/configuration.json.bz2"
+
+
 def _to_item(record: DeploymentRecord) -> dict[str, Any]:
     item = record.model_dump(mode="json", exclude={"configuration"}, exclude_none=True)
     if record.configuration is not None:
-        item["configuration"] = blobs.pack(blobs.json_bytes(record.configuration))
+        item["configuration"] = documents.stored(record.configuration, configuration_key(record.deployment_id))
     return {"pk": _pk(record.user_id), "sk": _sk(record.project_id, record.deployment_id), **item}
 
 
 def _from_item(item: dict[str, Any]) -> DeploymentRecord:
     values = {key: value for key, value in item.items() if key not in ("pk", "sk")}
     if "configuration" in values:
-        values["configuration"] = blobs.unpack(values["configuration"])
+        values["configuration"] = documents.loaded(values["configuration"])
     return DeploymentRecord.model_validate(plain_integers(values))
 
 
@@ -129,6 +138,7 @@ class Progress(BaseModel):
     updated: dict[str, dict[str, Any]] = Field(default_factory=dict)
     deleted: dict[str, str] = Field(default_factory=dict)
     failed: dict[str, str] = Field(default_factory=dict)
+    after: dict[str, str] = Field(default_factory=dict)
     counts: dict[str, dict[str, int]] = Field(default_factory=dict)
     errors: list[StepError] = Field(default_factory=list)
 
@@ -154,6 +164,11 @@ class _Update:
 
     def set(self, path: list[str], value: Any) -> None:
         self.sets.append(f"{'.'.join(self.name(part) for part in path)} = {self.value(value)}")
+
+    def default(self, path: list[str], value: Any) -> None:
+        """Sets the attribute only where it is missing (a record written before it existed)."""
+        target = ".".join(self.name(part) for part in path)
+        self.sets.append(f"{target} = if_not_exists({target}, {self.value(value)})")
 
     def add(self, path: list[str], amount: int) -> None:
         target = ".".join(self.name(part) for part in path)
@@ -262,6 +277,8 @@ class DeploymentRepository:
         update = _Update()
         update.set(["status"], "running")
         update.set(["updated_at"], now.isoformat())
+        for journal in ("journal_intents", "journal_after"):  # their entries are set one by one
+            update.default([journal], {})
         update.remove(["resumes_at"])
         update.remove(["wait_reason"])
         if steps is not None:
@@ -300,12 +317,20 @@ class DeploymentRepository:
             update.set(["journal_deleted", key], object_id)
         for key, reason in progress.failed.items():
             update.set(["journal_failed", key], reason)
+        for key, fingerprint in progress.after.items():
+            update.set(["journal_after", key], fingerprint)
         for group, counters in progress.counts.items():
             for counter, amount in counters.items():
                 update.add(["steps", group, counter], amount)
         if progress.errors:
             update.append(["steps", "errors"], [error.model_dump() for error in progress.errors])
         update.set(["updated_at"], now.isoformat())
+        self._update(record, update)
+
+    def record_intent(self, record: DeploymentRecord, key: str, at_ms: int) -> None:
+        """Before a write: the object's key and when the write begins (a resumed run tells its object by it)."""
+        update = _Update()
+        update.set(["journal_intents", key], at_ms)
         self._update(record, update)
 
     def finish(

@@ -18,6 +18,11 @@ def dynamodb() -> Any:
 
 
 @cache
+def s3() -> Any:
+    return boto3.client("s3", config=CLIENT_CONFIG)
+
+
+@cache
 def table(name: str) -> Any:
     return dynamodb().Table(name)
 

@@ -123,12 +123,13 @@ openapi: venv  ## regenerate openapi.json from the handlers
 openapi-check: venv
 	$(PY) -m local.openapi --check
 
-test: lint build openapi-check clients-venv browser  ## everything CI runs: lint, build, openapi check, all tests
+test: lint build openapi-check clients-venv browser  ## everything CI runs: lint, build, openapi check, all tests, the mutation gate
 	$(SAY) "pytest: unit, integration, infrastructure and end-to-end tests on 2 workers (a few minutes)"
 	$(PY) -m pytest -n 2 --dist loadfile
+	@$(MAKE) --no-print-directory mutation-gate
 
 # The inner loop: unit + integration + e2e is every test (tests/infrastructure's quick ones run in the first two).
-.PHONY: unit integration e2e hooks
+.PHONY: unit integration e2e hooks mutation mutation-gate mutation-baseline
 unit: venv  ## seconds: tests/unit and tests/infrastructure that start no server or process (those fail here)
 	$(SAY) "pytest: tests/unit and tests/infrastructure, not those marked starts; one process, no server"
 	SVC_TESTS_START_NOTHING=1 $(PY) -m pytest tests/unit tests/infrastructure -m "not starts" -n 0 -q
@@ -143,6 +144,18 @@ e2e: venv node-tools clients-venv browser  ## tests/e2e: make run and make invok
 
 hooks: venv  ## install the pre-commit hooks: ruff, mypy and the quick checks before each commit
 	$(VENV)/bin/pre-commit install
+
+# mutmut, one run per module with the tests it needs (local/mutation/modules.toml); nice: the machine is shared.
+MUTATE := nice -n 19 $(PY) -m local.mutation
+mutation: venv  ## mutation testing: all of shared/svcconf/ (long) or MODULES="svcconf/codes.py ...", a report per module
+	$(MUTATE) $(MODULES)
+
+mutation-gate: venv  ## the mutation gate of make test: the guarantees' modules, failing on a survivor not in the baseline
+	$(SAY) "mutation gate: $$(sed -n '/^\[gate\]/,/^\[modules\]/p' local/mutation/modules.toml | grep -c '^"svcconf/') modules of the layer under mutmut, one run each (minutes)"
+	$(MUTATE) --gate
+
+mutation-baseline: venv  ## rewrite local/mutation/baseline.toml from the gate's survivors (after merges), keeping reasons; SAVED=1: from the last runs
+	$(MUTATE) --baseline $(if $(SAVED),--saved) $(MODULES)
 
 bench: venv  ## benchmarks that print figures (all, or BENCH="init_time deploy")
 	$(PY) -m bench $(BENCH)

@@ -8,7 +8,8 @@ import boto3
 import pytest
 
 from svcconf import codes
-from svcconf.errors import CodeBoundToAnotherUser, CodeNotFound
+from svcconf.config import ServerConfig
+from svcconf.errors import CodeBoundToAnotherUser, CodeNotFound, ServiceError
 from svcconf.settings import get_settings
 from svcconf.store.codes import CodeRecord, CodeRepository
 
@@ -105,3 +106,34 @@ def test_a_code_bound_to_a_user_resolves_for_that_user_only(aws):
         codes.resolve_code(minted.code, user_id="1191000000000000202", consume=True)
     assert "consumed_at" not in stored_item(minted.code)  # a refused caller consumes nothing
     assert codes.resolve_code(minted.code, consume=True).project_id == "proj-1"  # no user named: not checked
+
+
+def test_a_code_minted_from_a_configuration_model_stores_its_json_document(aws):
+    config = ServerConfig.model_validate({"name": "Study Hall", "roles": [{"name": "Tutors", "color": "#3498DB"}]})
+
+    minted = codes.mint_code("proj-1", "Study Hall", config)
+
+    stored = codes.resolve_code(minted.code).configuration
+    assert stored == config.model_dump(mode="json")
+    assert stored["roles"][0]["color"] == 0x3498DB
+
+
+def test_a_code_that_collides_five_times_in_a_row_is_a_service_error_and_nothing_is_overwritten(aws, monkeypatch):
+    taken = codes.mint_code("proj-1", "Study Hall", CONFIG)
+    monkeypatch.setattr(codes, "new_code_text", lambda: taken.code)  # every new code is the one already stored
+
+    with pytest.raises(ServiceError) as raised:
+        codes.mint_code("proj-2", "Other", CONFIG)
+
+    assert (raised.value.status, str(raised.value)) == (500, "Could not mint a unique deployment code.")
+    assert stored_item(taken.code)["project_id"] == "proj-1"
+
+
+def test_an_unknown_code_and_a_used_one_are_not_found_even_without_consuming(aws):
+    used = codes.mint_code("proj-1", "Study Hall", CONFIG)
+    codes.resolve_code(used.code, consume=True)
+
+    with pytest.raises(CodeNotFound):
+        codes.resolve_code("SVC-NONE-NONE")
+    with pytest.raises(CodeNotFound):
+        codes.resolve_code(used.code)

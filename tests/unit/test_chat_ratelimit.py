@@ -217,3 +217,34 @@ def test_a_quota_429_is_observed_as_its_bucket_said_and_forgetting_a_guild_opens
     assert limiter.delay(ROLES_B) == (pytest.approx(86_000.0), "bucket")
     with pytest.raises(RateLimitWaitTooLong):
         limiter.acquire(ROLES_B, deadline=clock.now + 10)
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "verdict"),
+    [
+        # the wait: the body's, else Retry-After, else the bucket's reset, else one second
+        ({"X-RateLimit-Reset-After": "2.5", "X-RateLimit-Bucket": "b"}, None, (2.5, False, "user")),
+        ({"X-RateLimit-Bucket": "b"}, {"retry_after": "soon"}, (1.0, False, "user")),
+        ({"X-RateLimit-Bucket": "b", "Retry-After": "-1"}, {"retry_after": 0}, (0.0, False, "user")),
+        # global: the header in any case, or the body; the scope the header's, else what the 429 implies
+        ({"X-RateLimit-Global": "True", "Retry-After": "1"}, None, (1.0, True, "global")),
+        ({"X-RateLimit-Global": "false", "Retry-After": "3"}, {"global": False}, (3.0, False, "user")),
+    ],
+)
+def test_a_429s_wait_globality_and_scope_come_from_its_body_and_headers_in_that_order(
+    limiter: RateLimiter, headers: dict[str, str], body: dict[str, object] | None, verdict: tuple[float, bool, str]
+):
+    given = limiter.record_rate_limited(INVITE, headers, body)
+
+    assert (given.retry_after, given.is_global, given.scope) == verdict
+    assert limiter.delay(ROLES_A) == ((pytest.approx(verdict[0]), "global") if verdict[1] else (0.0, ""))
+
+
+def test_an_edge_ban_and_a_wait_past_the_deadline_say_what_they_are(limiter: RateLimiter, clock: FakeClock):
+    with pytest.raises(RateLimitBlocked, match=r"^429 without rate-limit headers$"):
+        limiter.record_rate_limited(INVITE, {}, None)
+    limiter.record_response(ROLES_A, bucket_headers("b-roles", remaining=0, reset_after=40))
+    with pytest.raises(
+        RateLimitWaitTooLong, match=r"^a bucket rate limit needs a wait of 40\.000s, past the deadline$"
+    ):
+        limiter.acquire(ROLES_A, deadline=clock.now + 20)

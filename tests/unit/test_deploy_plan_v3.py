@@ -231,6 +231,7 @@ def test_prune_deletes_what_the_configuration_leaves_out_channels_first_and_says
         ("delete_channel", ids["memes"]),
         ("delete_role", ids["Member"]),
     ]
+    assert [(i.action, i.id) for i in plan.deletes()] == [("delete", ids["memes"]), ("delete", ids["Member"])]
     memes = item(plan, "Chat / memes")
     assert (memes.action, memes.id, memes.field) == ("delete", ids["memes"], "")
     assert "messages" in (memes.note or "")

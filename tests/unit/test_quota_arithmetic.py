@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from svcconf.deploy_engine.quota import WINDOW, Observed, figures, left_now
+from svcconf.deploy_engine.quota import WINDOW, Observed, QuotaFigures, figures, left_now, warning_message
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)
@@ -56,3 +56,73 @@ def test_channels_have_a_quota_of_their_own_of_500():
 
     assert (quota.left, quota.fits_now) == (10, 10)
     assert quota.expected_finish == NOW - HOUR + WINDOW
+
+
+def test_a_creation_exactly_48_hours_old_no_longer_counts():
+    own = [NOW - WINDOW] * 10 + [NOW - WINDOW + timedelta(seconds=1)] * 245
+
+    assert left_now("role", own, None, NOW) == 5
+    assert figures("role", 6, own, None, NOW).expected_finish == NOW + timedelta(seconds=1)
+
+
+def test_a_bucket_that_resets_this_instant_says_nothing_any_more():
+    observed = Observed(limit=250, remaining=0, resets_at=NOW, observed_at=NOW - HOUR)
+
+    assert left_now("role", [], observed, NOW) == 250
+
+
+def test_a_creation_at_the_instant_the_bucket_spoke_is_already_in_what_it_said():
+    observed = Observed(limit=250, remaining=4, resets_at=NOW + 10 * HOUR, observed_at=NOW - 2 * HOUR)
+
+    assert left_now("role", [NOW - 2 * HOUR] * 3, observed, NOW) == 4
+
+
+def test_the_buckets_own_limit_wins_over_the_observed_one():
+    observed = Observed(limit=100, remaining=100, resets_at=NOW + HOUR, observed_at=NOW)
+
+    quota = figures("role", 120, [], observed, NOW)
+
+    assert (quota.left, quota.fits_now) == (100, 100)
+    assert quota.expected_finish == NOW + WINDOW  # the 20 beyond wait for the 100 made now, not the reset
+
+
+def test_the_last_creation_waits_for_exactly_the_slot_it_needs():
+    # Five creations turn 48 hours old one hour apart, the rest much later; 2 slots are left now.
+    own = [NOW - WINDOW + k * HOUR for k in range(1, 6)] + [NOW - HOUR] * 243
+
+    quota = figures("role", 5, own, None, NOW)
+
+    assert (quota.left, quota.fits_now) == (2, 2)
+    assert quota.expected_finish == NOW + 3 * HOUR  # the 3 beyond take the slots freed at +1 h, +2 h and +3 h
+
+
+def test_a_plan_of_exactly_two_windows_worth_finishes_within_the_second_window():
+    assert figures("role", 500, [], None, NOW).expected_finish == NOW + WINDOW
+
+
+def test_a_plan_beyond_what_the_releases_free_finishes_a_window_after_the_last_release():
+    own = [NOW - WINDOW + HOUR] * 249  # one slot left; 249 free at +1 h, the one made now at +48 h
+
+    assert figures("role", 252, own, None, NOW).expected_finish == NOW + 2 * WINDOW
+    assert figures("role", 501, [], None, NOW).expected_finish == NOW + 2 * WINDOW
+
+
+def test_the_warning_names_the_kind_its_figures_and_the_finish_to_the_second():
+    finish = NOW + 28 * HOUR + timedelta(microseconds=5)
+    roles = QuotaFigures(kind="role", planned=12, left=5, fits_now=5, expected_finish=finish)
+    channels = QuotaFigures(kind="channel", planned=20, left=10, fits_now=10, expected_finish=finish)
+
+    assert warning_message(roles) == (
+        "The chat platform lets a bot create about 250 roles per server in 48 hours: 5 of the 12 planned can be "
+        "made now; the deployment waits for the rest and should finish at 2026-11-25T16:00:00+00:00."
+    )
+    assert warning_message(channels) == (
+        "The chat platform lets a bot create about 500 channels and categories per server in 48 hours: 10 of the "
+        "20 planned can be made now; the deployment waits for the rest and should finish at 2026-11-25T16:00:00+00:00."
+    )
+
+
+def test_what_is_left_counts_down_from_the_buckets_own_limit():
+    observed = Observed(limit=100, remaining=100, resets_at=NOW + HOUR, observed_at=NOW)
+
+    assert left_now("role", [NOW - 2 * HOUR] * 10, observed, NOW) == 90

@@ -96,3 +96,18 @@ def test_nesting_that_exhausts_the_decoder_is_refused_as_the_body():
 def test_text_that_is_not_json_raises_the_decoders_error():
     with pytest.raises(json.JSONDecodeError):
         loads("{'single': 'quotes'}")
+
+
+def test_a_bare_scalar_body_comes_back_as_sent():
+    assert [loads(text) for text in ("5", '"x"', "true", "null", "-0.5")] == [5, "x", True, None, -0.5]
+
+
+def test_every_branch_too_deep_and_every_key_with_a_lone_surrogate_is_named():
+    too_deep = f"nests arrays and objects deeper than {MAX_DEPTH} levels"
+    bad_key = "has a key that holds an unpaired UTF-16 surrogate"
+
+    assert refusal(f"[{nested(MAX_DEPTH)}, {nested(MAX_DEPTH)}]") == [
+        ((0,) * MAX_DEPTH, too_deep),
+        ((1,) + (0,) * (MAX_DEPTH - 1), too_deep),
+    ]
+    assert refusal('[{"\\ud800": 1}, {"\\udc00": 2}]') == [((0,), bad_key), ((1,), bad_key)]

@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+import requests
 
 from local.aws import LocalAws, provision
 from local.template import load_template
@@ -46,6 +47,8 @@ def shared_table(platform_server) -> Iterator[dict[str, str]]:
     platform_server.state.reset(config=True)
     moto = LocalAws()
     moto.start()
+    # moto's server in this process shares its backends with what earlier tests of the worker left: start clean
+    requests.post(f"{moto.url}/moto-api/reset", timeout=10).raise_for_status()
     try:
         resources = provision(
             load_template(ROOT / "template.yaml"),

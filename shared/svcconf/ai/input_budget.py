@@ -4,7 +4,7 @@ Tokens are estimated before the call, from the classes of the characters sent: a
 letters about one token for four characters, punctuation (JSON's quotes, braces and colons) about one for one and
 a half, digits one for under three, each character of another script one, whitespace little. Prose thus costs
 fewer tokens per character than a configuration's JSON, as it does at the provider; the estimate stays within
-15 % of the provider's reported count on both (tests/integration/test_input_budget.py).
+15 % of the provider's reported count on both (tests/integration/test_input_budget_turns.py).
 
 The system prompt and the current configuration are always sent; then the newest messages that fit; the older
 ones are left out (the configuration carries the state) and the answer says how many (`history_trimmed`).

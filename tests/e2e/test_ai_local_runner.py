@@ -37,7 +37,9 @@ def test_without_a_key_svc_ai_chat_answers_503(keyless_service: LocalService) ->
     response = ai_chat(keyless_service, {"messages": [{"role": "user", "content": "A server for my study group"}]})
     assert response.status_code == 503
     assert response.json()["error"] == "Service Unavailable"
-    assert response.json()["message"] == "The AI assistant is not configured on this service."
+    message = response.json()["message"]
+    assert message.startswith("The AI assistant is not configured on this service: set the AI provider's key")
+    assert "SVC_AI_PROVIDER=local" in message  # what a person running it locally must set
 
 
 def test_the_local_model_serves_a_whole_conversation(local_ai_service: LocalService) -> None:

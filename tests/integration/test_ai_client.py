@@ -295,7 +295,8 @@ def test_without_a_key_the_provider_is_not_configured(monkeypatch) -> None:
     get_settings.cache_clear()
     with pytest.raises(AiNotConfigured) as raised:
         ask()
-    assert (raised.value.status, str(raised.value)) == (503, "The AI assistant is not configured on this service.")
+    assert (raised.value.status, str(raised.value)) == (503, AiNotConfigured.default_message)
+    assert "ANTHROPIC_API_KEY" in str(raised.value)  # it names what to set
     get_settings.cache_clear()
 
 

@@ -50,7 +50,7 @@ def test_a_waiting_deployment_whose_caller_lost_manage_roles_ends_failed_and_wri
     done = info(invoke)
     assert done["status"] == "failed", done
     assert "MANAGE_ROLES" in done["generation"]["error"]
-    assert "rights in this server changed" in done["generation"]["error"]
+    assert "your rights or the server changed" in done["generation"]["error"]
     assert writes(linked) == []
     crew = [r for r in linked.guild(RIGHTS_LAB)["roles"].values() if r["name"].startswith("Crew")]
     assert crew == []

@@ -165,5 +165,10 @@ def plan_as_caller[T](
     refusals = plan_refusals(standing, view.live, plan)
     if refusals:
         reasons = "; ".join(f"{refusal.field}: {refusal.message}" for refusal in refusals)
-        raise DeploymentAborted(f"Your rights in this server changed since the deployment was asked for: {reasons}.")
+        # Either their rights changed or someone changed the server so the plan now reaches beyond them: a person's
+        # change wins, and the deployment stops before writing over it.
+        raise DeploymentAborted(
+            "Since the deployment was asked for, your rights or the server changed, and what it must now do is "
+            f"beyond your rights: {reasons}."
+        )
     return plan, extra

@@ -52,17 +52,18 @@ def test_a_new_channel_in_a_gap_takes_the_position_after_the_one_before_it():
 def test_a_channel_moved_in_counts_its_new_neighbour_not_its_old_position_for_the_one_created_before_it():
     guild = GuildBuilder()
     other = guild.category("Other")  # 0
-    for n in range(3):
+    for n in range(5):
         guild.channel(f"o{n}", parent=other)
-    moved = guild.channels[-1].id  # at 2 in Other
+    moved = guild.channels[-1].id  # at 4 in Other, older than a and b
     guild.channel("a")  # 1
     guild.channel("b")  # 2
 
-    plan = plan_for(guild, [{"name": "a"}, {"name": "new"}, {"id": moved, "name": "o2"}, {"name": "b"}])
+    plan = plan_for(guild, [{"name": "a"}, {"name": "new"}, {"id": moved, "name": "o4"}, {"name": "b"}])
 
     steps = {s.name: s for s in plan.steps if isinstance(s, ChannelStep)}
     assert steps["new"].payload["position"] == 1  # a tie with a, before b
-    assert steps["o2"].payload == {"position": 2, "parent_id": None}
+    assert steps["o4"].payload == {"position": 2, "parent_id": None}  # a tie with b, which is newer
+    assert not any(isinstance(s, ReorderChannels) for s in plan.steps)
 
 
 def test_a_bulk_reorder_keeps_each_unnamed_object_after_the_named_one_it_follows_in_every_group():

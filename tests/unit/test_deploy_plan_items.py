@@ -79,6 +79,10 @@ def test_every_created_object_and_overwrite_names_its_path_in_the_configuration(
     assert isinstance(staff, ChannelStep)
     assert staff.payload == {"name": "Staff", "type": 4, "position": 1}
     assert staff.overwrite_keys == ["overwrite:category:staff:@everyone", "overwrite:category:staff:role:moderator"]
+    assert [(i[0], i[2]) for i in overwrite_items(plan) if i[4] == "category:staff"] == [
+        ("Staff → @everyone", "categories[1].overwrites[0]"),
+        ("Staff → Moderator", "categories[1].overwrites[1]"),
+    ]
     talk = next(s for s in plan.steps if s.name == "Staff / staff-talk")
     assert isinstance(talk, ChannelStep)
     assert [(o.target, o.field) for o in talk.overwrites] == [

@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from svcconf.caller_rights import caller_view, plan_refusals, standing_of, within_reach
+from svcconf.caller_rights import (
+    CallerStanding,
+    CallerView,
+    caller_view,
+    plan_refusals,
+    standing_of,
+    within_reach,
+)
 from svcconf.config import Role as ConfigRole
 from svcconf.config import ServerConfig, to_bitfield
 from svcconf.deploy_engine.export import export_config
@@ -57,6 +64,12 @@ class Desk:
         view = caller_view(self.live, standing).live
         plan = plan_deployment(view, ServerConfig.model_validate({"name": self.live.name, **config}))
         return {refusal.field: refusal.message for refusal in plan_refusals(standing, view, plan)}
+
+    def exported(self, caller: str) -> tuple[CallerStanding, CallerView, ServerConfig]:
+        """The caller's standing, the server as they see it, and its export: what they start a change from."""
+        standing = standing_of(self.live, caller, self.roles_of[caller])
+        view = caller_view(self.live, standing)
+        return standing, view, export_config(view.live, view.live.settings).config
 
     def hand_built(self, caller: str, items: list[PlanItem], ids: dict[str, str]) -> dict[str, str]:
         standing = standing_of(self.live, caller, self.roles_of[caller])
@@ -308,15 +321,12 @@ def test_a_role_moved_to_the_callers_own_position_is_refused() -> None:
 def test_a_role_inserted_below_the_caller_lifts_their_own_role_without_refusing_it() -> None:
     # Given the administrator's exported configuration, When they insert Hosts between Managers and Members, Then
     # nothing is refused: the creation lifts Managers and Admins one place each, which moves neither
-    desk = Desk()
-    standing = standing_of(desk.live, ADMIN, [desk.admins])
-    view = caller_view(desk.live, standing).live
-    config = export_config(view, view.settings).config
+    standing, view, config = Desk().exported(ADMIN)
     assert [r.name for r in config.roles[:3]] == ["Admins", "Managers", "Members"]
     inserted = config.model_copy(update={"roles": [*config.roles[:2], ConfigRole(name="Hosts"), *config.roles[2:]]})
-    plan = plan_deployment(view, inserted)
+    plan = plan_deployment(view.live, inserted)
     assert [i.name for i in plan.items if i.kind == "role" and i.action != "keep"] == ["Admins", "Managers", "Hosts"]
-    assert plan_refusals(standing, view, plan) == []
+    assert plan_refusals(standing, view.live, plan) == []
 
 
 def test_a_new_role_put_above_the_caller_is_refused_by_its_position() -> None:
@@ -331,10 +341,7 @@ def test_a_new_role_put_above_the_caller_is_refused_by_its_position() -> None:
 def test_a_prune_that_deletes_a_role_below_the_caller_lowers_their_own_without_moving_it() -> None:
     # Given the administrator's exported roles without Wardens (pruned) and with Helpers above Members, When they
     # deploy it, Then nothing is refused: the deletion lowers every role above Wardens one place, Admins too
-    desk = Desk()
-    standing = standing_of(desk.live, ADMIN, [desk.admins])
-    view = caller_view(desk.live, standing)
-    config = export_config(view.live, view.live.settings).config
+    standing, view, config = Desk().exported(ADMIN)
     by_name = {r.name: r for r in config.roles}
     order = ["Admins", "Managers", "Helpers", "Members", "Greeters"]
     pruned = config.model_copy(update={"roles": [by_name[name] for name in order]})

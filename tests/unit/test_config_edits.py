@@ -445,3 +445,154 @@ def test_an_edit_that_sets_an_id_is_refused_with_the_reason(setting_an_id) -> No
 
     [problem] = raised.value.problems
     assert (problem.field, problem.message) == ("edits[0]", NO_ID_EDITS)
+
+
+@pytest.mark.parametrize(
+    ("refused", "message"),
+    [
+        (edit(op="remove", kind="server"), "the server takes only update (name, description, settings ...) and rename"),
+        (edit(op="update", kind="server", set={"roles": []}), "ServerConfig has no field 'roles' to set"),
+        (
+            edit(op="update", kind="role", name="Mods", set={"colour": 1, "hue": 2}),
+            "Role has no field 'colour', 'hue' to set",
+        ),
+        (
+            edit(op="update", kind="role", name="Mods", set={"color": "red"}),
+            "color: a color is an integer 0-16777215 or '#RRGGBB', not 'red'",
+        ),
+        (edit(op="rename", kind="role", name="Mods"), "rename needs `to`, the new name"),
+        (edit(op="rename", kind="category", name="Staff", to=""), "rename needs `to`, the new name"),
+        (edit(op="rename", kind="role", name="Mods", to="@everyone"), "'@everyone' is the platform's built-in role"),
+        (edit(op="remove", kind="role"), "remove role needs `name`"),
+        (edit(op="remove", kind="category", name="Ghosts"), "no category named 'Ghosts'"),
+        (edit(op="remove", kind="channel", name="ghost"), "no channel named 'ghost' outside the categories"),
+        (
+            edit(op="add", kind="overwrite", name="Mods"),
+            "an overwrite is addressed by `cat` (a category) and/or `ch` (a channel in `cat`)",
+        ),
+        (edit(op="add", kind="overwrite", cat="Staff", set={}), "an overwrite edit names its role in `name`"),
+        (edit(op="add", kind="overwrite", name="Mods", cat="Nowhere"), "no category named 'Nowhere'"),
+        (
+            edit(op="add", kind="overwrite", name="Mods", cat="Community", ch="ghost"),
+            "no channel named 'ghost' in category 'Community'",
+        ),
+        (edit(op="add", kind="overwrite", name="Mods", ch="ghost"), "no channel named 'ghost' outside the categories"),
+        (edit(op="remove", kind="overwrite", name="Admin", cat="Staff"), "no overwrite for 'Admin' there"),
+        (edit(op="move", kind="overwrite", name="Mods", cat="Staff"), "an overwrite takes add, update or remove"),
+        (
+            edit(op="move", kind="channel", name="welcome", to="Community", at=0),
+            "category 'Community' already has a channel named 'welcome'",
+        ),
+    ],
+)
+def test_an_edit_that_does_not_apply_is_refused_with_a_reason_a_person_can_act_on(refused: Edit, message: str) -> None:
+    start = apply_edits(START, [edit(op="add", kind="channel", name="Welcome", cat="Community")]).config
+
+    with pytest.raises(EditsRejected) as raised:
+        apply_edits(start, [refused])
+
+    assert [(p.field, p.message) for p in raised.value.problems] == [("edits[0]", message)]
+    assert raised.value.applied == 0
+
+
+def test_each_change_says_what_was_there_and_what_is_there_now() -> None:
+    result = apply(
+        edit(op="remove", kind="channel", name="welcome"),
+        edit(op="add", kind="overwrite", name="Mods", cat="Community", ch="general", set={"deny": ["SEND_MESSAGES"]}),
+        edit(op="remove", kind="overwrite", name="Mods", cat="Community", ch="memes"),
+        edit(op="rename", kind="role", name="Mods", to="Moderators"),
+        edit(op="move", kind="channel", name="general", cat="Community", to="Staff"),
+    )
+
+    mods_mute = {"role": "Moderators", "allow": [], "deny": ["SEND_MESSAGES"]}
+    assert [change.model_dump(exclude_none=True) for change in result.changes] == [
+        {
+            "op": "remove",
+            "path": "channels[0]",
+            "old": {"name": "welcome", "type": "text", "nsfw": False, "overwrites": []},
+        },
+        {"op": "add", "path": "categories[0].channels[0].overwrites[0]", "new": {**mods_mute, "role": "Mods"}},
+        {
+            "op": "remove",
+            "path": "categories[0].channels[1].overwrites[0]",
+            "old": {"role": "Mods", "allow": ["MANAGE_MESSAGES"], "deny": []},
+        },
+        {"op": "rename", "path": "roles[1].name", "old": "Mods", "new": "Moderators"},
+        {"op": "update", "path": "categories[0].channels[0].overwrites[0].role", "old": "Mods", "new": "Moderators"},
+        {"op": "update", "path": "categories[1].overwrites[1].role", "old": "Mods", "new": "Moderators"},
+        {"op": "move", "path": "categories[1].channels[1]", "old": "categories[0].channels[0]", "new": "general"},
+        # general was public: in private Staff it keeps a neutral @everyone overwrite, so it stays so.
+        {
+            "op": "update",
+            "path": "categories[1].channels[1].overwrites",
+            "old": [mods_mute],
+            "new": [{"role": "@everyone", "allow": [], "deny": []}, mods_mute],
+        },
+    ]
+
+
+def test_a_rename_of_kind_server_renames_the_server() -> None:
+    result = apply(edit(op="rename", kind="server", to="Early Birds"))
+
+    assert result.config.name == "Early Birds"
+    assert [change.model_dump() for change in result.changes] == [
+        {"op": "update", "path": "name", "old": "Night Owls", "new": "Early Birds"}
+    ]
+
+
+def test_a_channel_or_category_is_found_ignoring_case_unless_a_name_matches_exactly() -> None:
+    twins = ServerConfig.model_validate(
+        {"name": "Twins", "roles": [], "categories": [{"name": "Staff"}, {"name": "staff"}]}
+    )
+
+    loose = apply(edit(op="update", kind="channel", name="GENERAL", cat="community", set={"topic": "Hi"}))
+    exact = apply_edits(twins, [edit(op="rename", kind="category", name="staff", to="Lounge")])
+
+    assert [(c.path, c.new) for c in loose.changes] == [("categories[0].channels[0].topic", "Hi")]
+    assert [c.name for c in exact.config.categories] == ["Staff", "Lounge"]
+
+
+def test_a_cut_off_answer_whose_last_edit_breaks_a_rule_across_fields_keeps_the_edits_before_it() -> None:
+    broken = edit(op="add", kind="channel", name="c", set={"overwrites": [{"role": "Nobody", "allow": ["SPEAK"]}]})
+
+    result, count, refused = apply_prefix(START, [edit(op="add", kind="role", name="A"), broken])
+
+    assert (count, refused) == (
+        1,
+        "after the edits: overwrite names role 'Nobody', which this configuration does not define",
+    )
+    assert result.config.role_names() == ["Admin", "Mods", "A"]
+
+
+FULL_CATEGORY = ServerConfig.model_validate(
+    {
+        "name": "Packed",
+        "roles": [],
+        "categories": [{"name": "Full", "channels": [{"name": f"room-{n}"} for n in range(50)]}],
+        "channels": [{"name": "lobby"}],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    "into_the_full_category",
+    [
+        edit(op="add", kind="channel", name="room-50", cat="Full"),
+        edit(op="move", kind="channel", name="lobby", to="Full"),
+    ],
+    ids=["add", "move"],
+)
+def test_a_category_at_the_platforms_50_channels_takes_no_other(into_the_full_category: Edit) -> None:
+    with pytest.raises(EditsRejected) as raised:
+        apply_edits(FULL_CATEGORY, [into_the_full_category])
+
+    assert [(p.field, p.message) for p in raised.value.problems] == [
+        ("edits[0]", "category 'Full' already holds 50 channels")
+    ]
+
+
+def test_a_channel_outside_the_categories_is_added_beside_a_full_category() -> None:
+    result = apply_edits(FULL_CATEGORY, [edit(op="add", kind="channel", name="hall")])
+
+    assert [c.name for c in result.config.channels] == ["lobby", "hall"]
+    assert [(c.op, c.path) for c in result.changes] == [("add", "channels[1]")]

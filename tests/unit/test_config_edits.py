@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from local.samples import large_community
-from svcconf.config import CHANNEL_TYPES, ServerConfig, from_bitfield
-from svcconf.config.access import VIEW_CHANNEL_BIT, config_access, place_label
+from svcconf.config import ServerConfig
+from svcconf.config.access import VIEW_CHANNEL_BIT, config_access
 from svcconf.config.edits import NO_ID_EDITS, Edit, EditsRejected, apply_edits, apply_prefix
-from tests.helpers.generated_configs import OVERWRITE_PERMISSIONS, configurations
+from svcconf.errors import FieldError
 
 START = ServerConfig.model_validate(
     {
@@ -335,29 +333,6 @@ def test_a_channel_with_overwrites_of_its_own_keeps_who_can_do_what_when_it_move
     ]
 
 
-@settings(max_examples=60, deadline=None, database=None, derandomize=True)
-@given(st.data())
-def test_no_category_overwrite_edit_opens_a_channel_with_overwrites_of_its_own(data: st.DataObject) -> None:
-    config = data.draw(configurations(min_categories=1))
-    category = data.draw(st.sampled_from(config.categories))
-    role = data.draw(st.sampled_from(["@everyone", *(r.name for r in config.roles)]))
-    allow = data.draw(st.lists(st.sampled_from(OVERWRITE_PERMISSIONS), unique=True, max_size=3))
-    deny = data.draw(st.lists(st.sampled_from([p for p in OVERWRITE_PERMISSIONS if p not in allow]), max_size=2))
-    exists = any(o.role == role for o in category.overwrites)
-    op = data.draw(st.sampled_from(["update", "remove"] if exists else ["add"]))
-    change = {"set": {"allow": allow, "deny": list(dict.fromkeys(deny))}} if op != "remove" else {}
-
-    result = apply_edits(config, [edit(op=op, kind="overwrite", name=role, cat=category.name, **change)])
-
-    before, after = config_access(config), config_access(result.config)
-    for channel in category.channels:
-        if channel.overwrites:
-            place = place_label(CHANNEL_TYPES[channel.type], channel.name, category.name)
-            for holder in ["@everyone", *(r.name for r in config.roles)]:
-                gained = after[place, holder] & ~before[place, holder]
-                assert not gained, (place, holder, from_bitfield(gained))
-
-
 # The platform's ids of START's objects, as an export of the server would give them.
 IDS = {
     ("roles", "Admin"): "1191000000000009001",
@@ -465,6 +440,7 @@ def test_an_edit_that_sets_an_id_is_refused_with_the_reason(setting_an_id) -> No
         (edit(op="rename", kind="role", name="Mods", to="@everyone"), "'@everyone' is the platform's built-in role"),
         (edit(op="remove", kind="role"), "remove role needs `name`"),
         (edit(op="remove", kind="category", name="Ghosts"), "no category named 'Ghosts'"),
+        (edit(op="remove", kind="role", name="Ghosts", cat="Staff"), "no role named 'Ghosts'"),
         (edit(op="remove", kind="channel", name="ghost"), "no channel named 'ghost' outside the categories"),
         (
             edit(op="add", kind="overwrite", name="Mods"),
@@ -596,3 +572,215 @@ def test_a_channel_outside_the_categories_is_added_beside_a_full_category() -> N
 
     assert [c.name for c in result.config.channels] == ["lobby", "hall"]
     assert [(c.op, c.path) for c in result.changes] == [("add", "channels[1]")]
+
+
+def administration_with(*overwrites: dict) -> ServerConfig:
+    """ADMINISTRATION with more overwrites on its category."""
+    data = ADMINISTRATION.model_dump(mode="json")
+    data["categories"][0]["overwrites"] += overwrites
+    return ServerConfig.model_validate(data)
+
+
+@pytest.mark.parametrize(
+    ("takes_away", "change"),
+    [
+        (
+            edit(
+                op="update", kind="overwrite", name="Moderator", cat="Administration", set={"deny": ["SEND_MESSAGES"]}
+            ),
+            {"op": "update", "path": "categories[0].overwrites[1].deny", "old": [], "new": ["SEND_MESSAGES"]},
+        ),
+        (
+            edit(
+                op="update",
+                kind="overwrite",
+                name="@everyone",
+                cat="Administration",
+                set={"deny": ["VIEW_CHANNEL", "SEND_MESSAGES"]},
+            ),
+            {
+                "op": "update",
+                "path": "categories[0].overwrites[0].deny",
+                "old": ["VIEW_CHANNEL"],
+                "new": ["VIEW_CHANNEL", "SEND_MESSAGES"],
+            },
+        ),
+    ],
+    ids=["a-role-denied-more-keeps-its-allow", "everyone-denied-more"],
+)
+def test_a_category_overwrite_edit_that_grants_nothing_new_leaves_its_channels_as_they_are(
+    takes_away: Edit, change: dict
+) -> None:
+    config = administration_with({"role": "Moderator", "allow": ["VIEW_CHANNEL"]})
+
+    result = apply_edits(config, [takes_away])
+
+    assert [c.model_dump(exclude_none=True) for c in result.changes] == [change]
+    assert result.config.categories[0].channels == config.categories[0].channels
+
+
+def test_a_category_overwrite_that_names_its_role_in_set_keeps_its_channels_closed_too() -> None:
+    grant = edit(op="add", kind="overwrite", cat="Administration", set={"role": "Moderator", "allow": ["VIEW_CHANNEL"]})
+
+    result = apply_edits(ADMINISTRATION, [grant])
+
+    assert [c.model_dump(exclude_none=True) for c in result.changes] == [
+        {
+            "op": "add",
+            "path": "categories[0].overwrites[1]",
+            "new": {"role": "Moderator", "allow": ["VIEW_CHANNEL"], "deny": []},
+        },
+        {
+            "op": "add",
+            "path": "categories[0].channels[1].overwrites[1]",
+            "new": {"role": "Moderator", "allow": [], "deny": []},
+        },
+    ]
+
+
+@pytest.mark.parametrize(
+    ("own", "staffs", "kept"),
+    [
+        ({"role": "Mods", "allow": ["SEND_MESSAGES"]}, {"role": "Mods", "allow": ["VIEW_CHANNEL"]}, True),
+        ({"role": "Mods", "deny": ["SEND_MESSAGES"]}, {"role": "Mods", "deny": ["VIEW_CHANNEL"]}, True),
+        # The same as its new category's: left to the category.
+        ({"role": "Mods", "allow": ["VIEW_CHANNEL"]}, {"role": "Mods", "allow": ["VIEW_CHANNEL"]}, False),
+    ],
+    ids=["allows-otherwise", "denies-otherwise", "says-the-same"],
+)
+def test_a_moved_channel_keeps_its_own_overwrite_where_it_differs_from_its_new_categorys(
+    own: dict, staffs: dict, kept: bool
+) -> None:
+    config = ServerConfig.model_validate(
+        {
+            "name": "Moves",
+            "roles": [{"name": "Mods"}],
+            "categories": [
+                {"name": "Lounge", "channels": [{"name": "den", "overwrites": [own]}]},
+                {"name": "Staff", "overwrites": [staffs]},
+            ],
+        }
+    )
+
+    result = apply_edits(config, [edit(op="move", kind="channel", name="den", cat="Lounge", to="Staff")])
+
+    den = result.config.categories[1].channels[0]
+    assert den.overwrites == (config.categories[0].channels[0].overwrites if kept else [])
+    moved = {"op": "move", "path": "categories[1].channels[0]", "old": "categories[0].channels[0]", "new": "den"}
+    own_dropped = {
+        "op": "update",
+        "path": "categories[1].channels[0].overwrites",
+        "old": [{"allow": [], "deny": [], **own}],
+        "new": [],
+    }
+    assert [c.model_dump(exclude_none=True) for c in result.changes] == ([moved] if kept else [moved, own_dropped])
+
+
+def test_a_category_moves_among_the_categories_whatever_its_to_says() -> None:
+    result = apply(edit(op="move", kind="category", name="Staff", to="", at=0))
+
+    assert [c.name for c in result.config.categories] == ["Staff", "Community"]
+    assert [c.name for c in result.config.channels] == ["welcome"]
+
+
+# 9 categories of 50 channels and 41 channels outside them: 500 channels, categories included, the platform's cap.
+AT_THE_CHANNEL_CAP = ServerConfig.model_validate(
+    {
+        "name": "Capped",
+        "roles": [{"name": "Mods"}],
+        "categories": [{"name": f"Area {c}", "channels": [{"name": f"room-{n}"} for n in range(50)]} for c in range(9)],
+        "channels": [{"name": f"hall-{n}"} for n in range(41)],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    "one_more",
+    [edit(op="add", kind="channel", name="hall-41"), edit(op="add", kind="category", name="Area 9")],
+    ids=["channel", "category"],
+)
+def test_at_500_channels_neither_a_channel_nor_a_category_is_added(one_more: Edit) -> None:
+    assert AT_THE_CHANNEL_CAP.channel_count() == 500
+
+    with pytest.raises(EditsRejected) as raised:
+        apply_edits(AT_THE_CHANNEL_CAP, [one_more])
+
+    assert [(p.field, p.message) for p in raised.value.problems] == [
+        ("edits[0]", "the configuration already has 500 channels (categories included)")
+    ]
+
+
+def test_at_500_channels_a_role_is_still_added() -> None:
+    result = apply_edits(AT_THE_CHANNEL_CAP, [edit(op="add", kind="role", name="Helpers")])
+
+    assert result.config.role_names() == ["Mods", "Helpers"]
+
+
+def test_a_category_is_added_with_its_channels_after_the_others() -> None:
+    result = apply(edit(op="add", kind="category", name="Events", set={"channels": [{"name": "stage-talk"}]}))
+
+    assert [c.name for c in result.config.categories] == ["Community", "Staff", "Events"]
+    assert channels_of(result.config, 2) == ["stage-talk"]
+    assert [(c.op, c.path) for c in result.changes] == [("add", "categories[2]")]
+
+
+def test_an_update_of_a_channel_changes_that_channel_and_no_other() -> None:
+    result = apply(edit(op="update", kind="channel", name="memes", cat="Community", set={"topic": "Only the best"}))
+
+    assert [c.topic for c in result.config.categories[0].channels] == [None, "Only the best"]
+    assert [(c.path, c.new) for c in result.changes] == [("categories[0].channels[1].topic", "Only the best")]
+
+
+def test_an_update_that_renames_also_sets_the_other_fields() -> None:
+    result = apply(
+        edit(op="update", kind="channel", name="general", cat="Community", set={"name": "lobby", "topic": "Hi"})
+    )
+
+    assert [(c.op, c.path, c.old, c.new) for c in result.changes] == [
+        ("rename", "categories[0].channels[0].name", "general", "lobby"),
+        ("update", "categories[0].channels[0].topic", None, "Hi"),
+    ]
+
+
+def test_renaming_a_role_renames_every_overwrite_of_a_channel_outside_the_categories() -> None:
+    config = ServerConfig.model_validate(
+        {
+            "name": "Loose",
+            "roles": [{"name": "Mods"}],
+            "channels": [
+                {
+                    "name": "desk",
+                    "overwrites": [
+                        {"role": "Mods", "allow": ["VIEW_CHANNEL"]},
+                        {"role": "@everyone", "deny": ["VIEW_CHANNEL"]},
+                    ],
+                }
+            ],
+        }
+    )
+
+    result = apply_edits(config, [edit(op="rename", kind="role", name="Mods", to="Moderators")])
+
+    assert [o.role for o in result.config.channels[0].overwrites] == ["Moderators", "@everyone"]
+    assert [(c.path, c.old, c.new) for c in result.changes[1:]] == [
+        ("channels[0].overwrites[0].role", "Mods", "Moderators")
+    ]
+
+
+def test_a_result_broken_in_many_places_names_its_first_20_problems() -> None:
+    nobody = {"overwrites": [{"role": "Nobody", "allow": ["SPEAK"]}]}
+    broken = [edit(op="add", kind="channel", name=f"c-{n}", set=nobody) for n in range(21)]
+
+    with pytest.raises(EditsRejected) as raised:
+        apply(*broken)
+
+    assert [p.field for p in raised.value.problems] == [f"channels[{n + 1}].overwrites[0].role" for n in range(20)]
+    assert raised.value.applied == 21
+
+
+def test_a_refusal_reads_as_each_problem_by_its_field_and_none_applied_unless_said() -> None:
+    refused = EditsRejected(
+        [FieldError(field="edits[0]", message="no role named 'A'"), FieldError(field="edits", message="b")]
+    )
+
+    assert (str(refused), refused.applied) == ("edits[0]: no role named 'A'; edits: b", 0)

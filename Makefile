@@ -123,13 +123,14 @@ openapi: venv  ## regenerate openapi.json from the handlers
 openapi-check: venv
 	$(PY) -m local.openapi --check
 
-test: lint build openapi-check clients-venv browser  ## everything CI runs: lint, build, openapi check, all tests, the mutation gate
+test: lint build openapi-check clients-venv browser  ## everything CI runs: lint, build, openapi check, all tests, the quick benchmarks, the mutation gate
 	$(SAY) "pytest: unit, integration, infrastructure and end-to-end tests on 2 workers (a few minutes)"
 	$(PY) -m pytest -n 2 --dist loadfile
+	@$(MAKE) --no-print-directory bench-quick
 	@$(MAKE) --no-print-directory mutation-gate
 
 # The inner loop: unit + integration + e2e is every test (tests/infrastructure's quick ones run in the first two).
-.PHONY: unit integration e2e hooks mutation mutation-gate mutation-baseline
+.PHONY: unit integration e2e hooks mutation mutation-gate mutation-baseline bench-quick
 unit: venv  ## seconds: tests/unit and tests/infrastructure that start no server or process (those fail here)
 	$(SAY) "pytest: tests/unit and tests/infrastructure, not those marked starts; one process, no server"
 	SVC_TESTS_START_NOTHING=1 $(PY) -m pytest tests/unit tests/infrastructure -m "not starts" -n 0 -q
@@ -159,6 +160,11 @@ mutation-baseline: venv  ## rewrite local/mutation/baseline.toml from the gate's
 
 bench: venv  ## benchmarks that print figures (all, or BENCH="init_time deploy")
 	$(PY) -m bench $(BENCH)
+
+# After pytest, alone on the machine: its one line of figures is then the pieces' own time.
+bench-quick: venv  ## every benchmark once at a small size (BENCH_QUICK=1): a piece that breaks fails make test
+	$(SAY) "bench: every piece once at a small size (BENCH_QUICK=1, under a minute)"
+	BENCH_QUICK=1 $(PY) -m bench
 
 FUZZ_CASES ?= 1000
 fuzz: venv  ## the fuzz gate of make test, long: FUZZ_CASES (1000) cases per operation, FUZZ_SEED

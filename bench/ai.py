@@ -20,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.quick import scaled
+from bench.quick import QUICK, scaled
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = scaled(7, 1)
@@ -67,7 +67,7 @@ def measure(runs: int = RUNS) -> dict[str, list[float]]:
     jobs = [(label, body, "") for label, body in SCRIPTS.items()]
     jobs.append((BEYOND_SDK, SCRIPTS["svcAiChat handler (its whole init)"], "import anthropic"))
     jobs.append((OWN_CODE, SCRIPTS["svcAiChat handler (its whole init)"], LIBRARIES))
-    for _, body, prelude in jobs:
+    for _, body, prelude in jobs if not QUICK else ():  # quick: no untimed round, the figures are not kept
         _seconds(body, prelude)
     figures: dict[str, list[float]] = {label: [] for label, _, _ in jobs}
     for _ in range(runs):

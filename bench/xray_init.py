@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.quick import scaled
+from bench.quick import QUICK, scaled
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = scaled(9, 1)
@@ -88,7 +88,7 @@ def _init_seconds(module: str, pythonpath: list[str], task_root: str) -> tuple[f
 def init_ms(rows: list[tuple[str, str, list[str]]], task_root: str) -> dict[str, dict[str, list[float]]]:
     """Wall and CPU init times (ms) of each row's module in RUNS fresh processes, after one that writes the .pyc
     files (as a package ships them). The rows take turns, so a change in the machine's load touches them alike."""
-    for _name, module, pythonpath in rows:
+    for _name, module, pythonpath in rows if not QUICK else ():  # quick: no untimed round, the figures are not kept
         _init_seconds(module, pythonpath, task_root)
     times: dict[str, dict[str, list[float]]] = {name: {"wall": [], "cpu": []} for name, _module, _path in rows}
     for _ in range(RUNS):

@@ -91,4 +91,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # Everything is stopped by now; the interpreter's teardown of moto and the layer would add a second or more.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -51,15 +51,23 @@ from local.settings import DEFAULT_PORT, SECRET_ID_VARIABLE, SECRET_VARIABLES, S
 
 log = logging.getLogger("local.run")  # one logger for the whole runner
 
-_RESOURCE_WORDS = {
-    "AWS::DynamoDB::Table": "tables",
-    "AWS::SQS::Queue": "queues",
-    "AWS::SecretsManager::Secret": "secrets",
-    "AWS::KMS::Key": "KMS keys",
-    "AWS::KMS::Alias": "KMS aliases",
-    "AWS::Scheduler::ScheduleGroup": "schedule groups",
-    "AWS::IAM::Role": "roles",
+SANDBOX_STOP_SECONDS = 2.0  # what a sandbox gets to finish its invocation when the runner stops
+_RESOURCE_WORDS = {  # the banner's inventory: one of each, several
+    "AWS::DynamoDB::Table": ("table", "tables"),
+    "AWS::SQS::Queue": ("queue", "queues"),
+    "AWS::SecretsManager::Secret": ("secret", "secrets"),
+    "AWS::KMS::Key": ("KMS key", "KMS keys"),
+    "AWS::KMS::Alias": ("KMS alias", "KMS aliases"),
+    "AWS::Scheduler::ScheduleGroup": ("schedule group", "schedule groups"),
+    "AWS::IAM::Role": ("role", "roles"),
+    "AWS::S3::Bucket": ("bucket", "buckets"),
 }
+
+
+def _resource_words(kind: str | None, count: int) -> str:
+    one, several = _RESOURCE_WORDS.get(kind or "", (str(kind), str(kind)))
+    return one if count == 1 else several
+
 
 # ---------------------------------------------------------------- the runner
 
@@ -196,8 +204,7 @@ class Runner:
             self.tpl, secret_values=secret_values, endpoint_url=self.moto_url, region=LOCAL_REGION
         )
         created = Counter(self.tpl.resource_type(logical_id) for logical_id in self.provisioned.refs)
-        inventory = ", ".join(f"{count} {_RESOURCE_WORDS.get(kind or '', kind)}" for kind, count in created.items())
-        inventory = inventory.replace("1 KMS keys", "1 KMS key")
+        inventory = ", ".join(f"{count} {_resource_words(kind, count)}" for kind, count in created.items())
         self.say(f"  AWS             moto on {self.moto_url}: {inventory} ({time.monotonic() - started:.1f} s)")
 
     def function_environ(self, spec: FunctionSpec, function_name: str) -> dict[str, str]:
@@ -313,6 +320,9 @@ class Runner:
             self.server.server_close()
         for runtime in self.runtimes.values():
             runtime.close()
+        stopped_by = time.monotonic() + SANDBOX_STOP_SECONDS  # one wait for all: a busy sandbox is then killed
+        for runtime in self.runtimes.values():
+            runtime.wait_closed(stopped_by)
         if self.moto is not None:
             with contextlib.suppress(Exception):
                 self.moto.stop()

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from svcconf.ai.errors import AiOutputInvalid, describe_problems
 from svcconf.config.compact import COMPACT_RULES
+from svcconf.config.lint import DANGEROUS_PERMISSIONS
 from svcconf.config.permissions import MAX_CHANNELS, MAX_CHANNELS_PER_CATEGORY, MAX_ROLES, PERMISSION_BITS
 
 if TYPE_CHECKING:
@@ -108,8 +109,8 @@ The configuration's rules (an answer that breaks one is refused, and you will be
 - Permission names, exactly as written: {", ".join(PERMISSION_BITS)}.
 
 Safety, which the service checks and reports to the user as warnings:
-- Never give @everyone ADMINISTRATOR, MANAGE_GUILD, MANAGE_ROLES, MANAGE_CHANNELS, MENTION_EVERYONE or
-  MANAGE_WEBHOOKS, and never give one of them to every role.
+- Never give @everyone one of these dangerous permissions, and never give one of them to every role:
+  {", ".join(DANGEROUS_PERMISSIONS)}.
 - A private category denies @everyone VIEW_CHANNEL and allows it to the roles that may enter; its channels must
   not allow @everyone VIEW_CHANNEL again, and a channel's own overwrite for a role must keep the category's
   VIEW_CHANNEL allow or deny for that role.

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, SkipValidation
 
 from svcconf.ai.client import ask_structured
 from svcconf.config import ServerConfig
+from svcconf.config.lint import DANGEROUS_PERMISSIONS
 from svcconf.settings import get_settings
 from svcconf.templates.candidates import MAX_DESCRIPTION_LENGTH, MAX_TAGS
 from svcconf.templates.seeding import ChunkRequest
@@ -74,7 +75,8 @@ SERVER_KINDS = (
     "alumni network",
 )
 
-SYSTEM_PROMPT = """You write server templates for a chat platform (Discord-like): each template is a complete,
+SYSTEM_PROMPT = (
+    """You write server templates for a chat platform (Discord-like): each template is a complete,
 ready-to-deploy server configuration for one kind of community, plus a name, a one- or two-sentence
 description and a few lowercase tags.
 
@@ -91,8 +93,10 @@ The configuration follows this schema exactly:
   permission is never both allowed and denied in one overwrite; one overwrite per role per channel.
 
 Every template must also be safe:
-- @everyone is never allowed ADMINISTRATOR, MANAGE_GUILD, MANAGE_ROLES, MANAGE_CHANNELS, MENTION_EVERYONE or
-  MANAGE_WEBHOOKS; and at least one role (the ordinary members' role) grants none of them.
+- @everyone is never allowed one of these dangerous permissions, and at least one role (the ordinary members'
+  role) grants none of them: """
+    + ", ".join(DANGEROUS_PERMISSIONS)
+    + """.
 - a role with ADMINISTRATOR lists nothing else.
 - a private category denies @everyone VIEW_CHANNEL and allows VIEW_CHANNEL to at least one role; its channels
   never allow @everyone VIEW_CHANNEL again, and a channel's own overwrite for a role the category names keeps
@@ -104,6 +108,7 @@ Every template must also be safe:
 
 Make each template realistic and distinct: 2-6 roles, 2-5 categories, 6-25 channels, names that people of that
 community would use. Use only names not in the list of names to avoid."""
+)
 
 
 class GeneratedTemplate(BaseModel):

@@ -784,3 +784,66 @@ def test_a_refusal_reads_as_each_problem_by_its_field_and_none_applied_unless_sa
     )
 
     assert (str(refused), refused.applied) == ("edits[0]: no role named 'A'; edits: b", 0)
+
+
+def test_an_update_reports_only_the_fields_it_changes() -> None:
+    result = apply(edit(op="update", kind="role", name="Mods", set={"permissions": ["KICK_MEMBERS"], "hoist": True}))
+
+    assert [(c.path, c.old, c.new) for c in result.changes] == [("roles[1].hoist", False, True)]
+
+
+def test_an_overwrite_update_keeps_the_role_it_is_addressed_by() -> None:
+    moved_to_admin = {"role": "Admin", "allow": ["VIEW_CHANNEL", "MANAGE_MESSAGES"]}
+
+    result = apply(edit(op="update", kind="overwrite", name="Mods", cat="Staff", set=moved_to_admin))
+
+    staff = result.config.categories[1]
+    assert [(o.role, o.allow) for o in staff.overwrites] == [
+        ("@everyone", []),
+        ("Mods", ["VIEW_CHANNEL", "MANAGE_MESSAGES"]),
+    ]
+
+
+def test_an_update_of_an_overwrite_that_does_not_exist_adds_it() -> None:
+    result = apply(edit(op="update", kind="overwrite", name="Admin", cat="Staff", set={"deny": ["SEND_MESSAGES"]}))
+
+    assert [c.model_dump(exclude_none=True) for c in result.changes] == [
+        {
+            "op": "add",
+            "path": "categories[1].overwrites[2]",
+            "new": {"role": "Admin", "allow": [], "deny": ["SEND_MESSAGES"]},
+        }
+    ]
+
+
+def test_a_channel_moved_within_its_category_keeps_its_overwrites_even_those_that_repeat_the_categorys() -> None:
+    data = ADMINISTRATION.model_dump(mode="json")
+    data["categories"][0]["channels"][1]["overwrites"].append({"role": "@everyone", "deny": ["VIEW_CHANNEL"]})
+    config = ServerConfig.model_validate(data)
+
+    result = apply_edits(config, [edit(op="move", kind="channel", name="admin", cat="Administration", at=0)])
+
+    assert result.config.categories[0].channels[0] == config.categories[0].channels[1]
+    assert [(c.op, c.path) for c in result.changes] == [("move", "categories[0].channels[0]")]
+
+
+# More than 50 channels outside the categories: the 50-channel cap is a category's.
+SPRAWL = ServerConfig.model_validate(
+    {
+        "name": "Sprawl",
+        "roles": [],
+        "categories": [{"name": "Area", "channels": [{"name": "nook"}]}],
+        "channels": [{"name": f"hall-{n}"} for n in range(60)],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    "outside",
+    [edit(op="add", kind="channel", name="nook"), edit(op="move", kind="channel", name="nook", cat="Area", to="")],
+    ids=["add", "move"],
+)
+def test_outside_the_categories_a_61st_channel_is_welcome(outside: Edit) -> None:
+    result = apply_edits(SPRAWL, [outside])
+
+    assert [c.name for c in result.config.channels][-2:] == ["hall-59", "nook"]

@@ -20,6 +20,7 @@ from svcconf.deploy_engine.live import LiveGuild
 from svcconf.deploy_engine.steps import (
     KIND_GROUPS,
     ChannelStep,
+    DeleteStep,
     DeploymentPlan,
     PlanItem,
     ReorderRoles,
@@ -94,7 +95,7 @@ def _where(item: PlanItem) -> str:
 
 def _object_id(plan: DeploymentPlan, item: PlanItem) -> str | None:
     """The live id of the object an item changes: its own `id` when the plan carries one, else the match."""
-    return getattr(item, "id", None) or plan.ids.get(item.key)
+    return item.id or plan.ids.get(item.key)
 
 
 def _live_role(guild: _Guild, plan: DeploymentPlan, item: PlanItem) -> Role | None:
@@ -108,8 +109,15 @@ def _role_item(standing: CallerStanding, guild: _Guild, plan: DeploymentPlan, it
         yield Refusal(item.key, _where(item), "you need MANAGE_ROLES to create, change, reorder or delete roles")
         return
     role = _live_role(guild, plan, item)
-    if role is not None and not role.is_everyone(guild.live.id) and not standing.outranks(role):
-        yield Refusal(item.key, _where(item), f"role '{role.name}' is not below your highest role")
+    if role is None or role.is_everyone(guild.live.id) or standing.outranks(role) or _moves_only(item):
+        return
+    yield Refusal(item.key, _where(item), f"role '{role.name}' is not below your highest role")
+
+
+def _moves_only(item: PlanItem) -> bool:
+    """An update of the role's place alone: the role order's check judges it, after the plan's creations (which
+    lift every role one place without moving it)."""
+    return item.action == "update" and bool(item.changes) and all(c.field == "position" for c in item.changes)
 
 
 def _channel_item(standing: CallerStanding, guild: _Guild, plan: DeploymentPlan, item: PlanItem) -> Iterator[Refusal]:
@@ -158,9 +166,10 @@ def _overwrite_grants(
 ) -> Iterator[Refusal]:
     """An overwrite may allow or deny only what the caller holds in that channel: the bits it changes."""
     held = _permissions_where(standing, guild, guild.channel(step.channel_id))
-    before = {entry["id"]: entry for entry in step.base_overwrites if entry.get("type", 0) == 0}
+    # By id, members' overwrites too: a target is a role, and no member's id is a role's (ids are unique).
+    before = {entry["id"]: entry for entry in step.base_overwrites}
     for spec in step.overwrites:
-        current = before.get(plan.ids.get(spec.target, ""))
+        current = before.get(plan.ids.get(spec.target))
         old_allow, old_deny = (int(current["allow"]), int(current["deny"])) if current else (0, 0)
         changed = (spec.allow ^ old_allow) | (spec.deny ^ old_deny)
         missing = from_bitfield(changed & ~held)
@@ -172,18 +181,28 @@ def _overwrite_grants(
 def _reorder_refusals(
     standing: CallerStanding, guild: _Guild, plan: DeploymentPlan, step: ReorderRoles
 ) -> Iterator[Refusal]:
-    """A role moves only from and to below the caller's highest role; compared after the plan's creations, which
-    the platform puts at the bottom (so every existing role is one place higher per created role)."""
+    """A role moves only from and to below the caller's highest role; compared where the roles stand when the
+    reorder is sent: after the plan's creations, which the platform puts at the bottom (every existing role one
+    place higher per created role), and its deletions (one place lower per deleted role below it)."""
     if not standing.holds(MANAGE_ROLES):
         yield Refusal(step.key, step.field, "you need MANAGE_ROLES to create, change, reorder or delete roles")
         return
     roles = guild.roles
     created = sum(1 for entry in step.positions if entry.ref not in roles)
-    ceiling = standing.top_position + created
+    deleted = [
+        roles[s.object_id].position
+        for s in plan.steps
+        if isinstance(s, DeleteStep) and s.kind == "role" and s.object_id in roles
+    ]
+
+    def placed(position: int) -> int:
+        return position + created - sum(1 for gone in deleted if gone < position)
+
+    ceiling = placed(standing.top_position)
     item_of = {plan.ids.get(item.key, item.key): item for item in plan.items if item.kind == "role"}
     for entry in step.positions:
         role = roles.get(entry.ref)
-        before = role.position + created if role is not None else 0
+        before = placed(role.position) if role is not None else 0
         if before == entry.position:
             continue
         if max(before, entry.position) >= ceiling:

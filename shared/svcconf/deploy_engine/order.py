@@ -76,7 +76,7 @@ def order_group(desired: list[Slot], unnamed: list[LiveChannel]) -> GroupOrder:
     for slot in desired:
         final.append((slot.ref, slot.live))
         final += [(channel.id, channel) for channel in following.get(slot.ref, [])]
-    index_now = {ref_of.get(channel.id, channel.id): index for index, channel in enumerate(now)}
+    index_now = {ref_of[channel.id]: index for index, channel in enumerate(now) if channel.id in ref_of}
     bulk = [
         ChannelPosition(ref=ref, position=index, previous=live.position if live else None)
         for index, (ref, live) in enumerate(final)

@@ -119,12 +119,12 @@ class _Planner:
         self.items: list[PlanItem] = []
         self.steps: list[Step] = []
         self.ids: dict[str, str] = {EVERYONE_KEY: live.everyone.id}
-        self.role_names = {role_key(role.name): role.name for role in config.roles}
+        self.role_names = {EVERYONE_KEY: EVERYONE} | {role_key(role.name): role.name for role in config.roles}
         self.orders = plan_orders(live, config, matches, deletions.ids)
         self.role_order = self._reorder()
 
     def plan(self) -> DeploymentPlan:
-        room_roles, room_channels = deletions_first(self.live, self.config, self.matches, self.deletions)
+        room_roles, room_channels = deletions_first(self.live, self.config, self.matches)
         self._everyone()
         if room_roles:
             self.steps += [step for step in self.deletions.steps if step.kind == "role"]
@@ -174,7 +174,7 @@ class _Planner:
         # Only what the configuration states is compared, so an omitted attribute never resets a live one.
         current = {"name": found.name, **live_role_attributes(found)}
         changes = [Change(field=n, old=current[n], new=v) for n, v in wanted.items() if current[n] != v]
-        changes += self._role_position(key, found)
+        changes += self._role_position(found)
         action: Action = "update" if changes else "keep"
         self.items.append(
             PlanItem(kind="role", name=name, action=action, id=found.id, changes=changes, field=field, key=key)
@@ -194,10 +194,11 @@ class _Planner:
             )
         )
 
-    def _role_position(self, key: str, found: LiveRole) -> list[Change]:
-        """The role's rank from the top among the configured roles, when the bulk reorder changes it."""
+    def _role_position(self, found: LiveRole) -> list[Change]:
+        """The role's rank from the top among the configured roles, when the bulk reorder changes it (@everyone and
+        the roles the bot cannot move are not in it: they keep theirs)."""
         reorder = self.role_order
-        if reorder is None or found.is_everyone(self.live.id):
+        if reorder is None:
             return []
         final = {entry.ref: entry.position for entry in reorder.positions}
         ref = found.id
@@ -286,11 +287,10 @@ class _Planner:
         changes = [Change(field=n, old=current.get(n), new=v) for n, v in wanted.items() if current.get(n) != v]
         payload = with_tag_ids({change.field: change.new for change in changes}, found)
         previous: dict[str, Any] = {change.field: change.old for change in changes}
-        move_to = self._moved(found, kind, parent)
+        move_to = self._moved(found, parent)  # a category has no parent: it never moves
         if move_to is not None:
             old_parent = self.live.channel(found.parent_id)
-            new_name = move_to.split(":", 1)[1] if move_to != "-" else None
-            category_name = next((c.name for c in self.config.categories if category_key(c.name) == move_to), new_name)
+            category_name = next((c.name for c in self.config.categories if category_key(c.name) == move_to), None)
             changes.append(Change(field="category", old=old_parent.name if old_parent else None, new=category_name))
             payload["position"] = order.placed[key]
             previous |= {"parent_id": found.parent_id, "position": found.position}
@@ -341,10 +341,8 @@ class _Planner:
         wanted = {self.ids.get(target) for target in desired}
         return [o for o in base if (o["id"], o["type"], o["allow"], o["deny"]) not in inherited or o["id"] in wanted]
 
-    def _moved(self, found: LiveChannel, kind: str, parent: str | None) -> str | None:
+    def _moved(self, found: LiveChannel, parent: str | None) -> str | None:
         """Where a matched channel moves: its new category's key, "-" for outside any, None when it stays."""
-        if kind == "category":
-            return None
         if parent is None:
             return "-" if found.parent_id is not None else None
         category = self.matches.categories.get(parent)
@@ -440,7 +438,7 @@ class _Planner:
     def _overwrite_item(
         self, owner_key: str, label: str, spec: OverwriteSpec, action: Action, change: Change | None = None
     ) -> str:
-        role = EVERYONE if spec.target == EVERYONE_KEY else self.role_names.get(spec.target, spec.target)
+        role = self.role_names[spec.target]  # the schema refuses an overwrite of a role it does not define
         key = f"overwrite:{owner_key}:{spec.target}"
         name = f"{label} → {role}"
         changes = [change] if change else []

@@ -32,9 +32,6 @@ class Deletions:
     def ids(self) -> set[str]:
         return {step.object_id for step in self.steps}
 
-    def count(self, kind: Kind) -> int:
-        return sum(1 for step in self.steps if step.kind == kind)
-
 
 def delete_key(object_id: str) -> str:
     return f"delete:{object_id}"
@@ -100,11 +97,12 @@ def deletion_warnings(items: list[PlanItem], member_counts: Mapping[str, int] | 
     return warnings
 
 
-def deletions_first(live: LiveGuild, config: ServerConfig, matches: Matches, deletions: Deletions) -> tuple[bool, bool]:
+def deletions_first(live: LiveGuild, config: ServerConfig, matches: Matches) -> tuple[bool, bool]:
     """(roles, channels): whether that kind's deletions go before the creations, because the platform's cap (250
-    roles; 500 channels; 50 in a category) would be passed before them otherwise."""
+    roles; 500 channels; 50 in a category) would be passed before them otherwise (with none, moving none is the
+    same plan)."""
     new_roles = sum(1 for role in config.roles if role_key(role.name) not in matches.roles)
-    roles = bool(deletions.count("role")) and len(live.roles) + new_roles > MAX_ROLES
+    roles = len(live.roles) + new_roles > MAX_ROLES
     placed = [
         (category, config_channel_key(category.name if category else None, ch))
         for _, category, ch in placed_channels(config)
@@ -121,4 +119,4 @@ def deletions_first(live: LiveGuild, config: ServerConfig, matches: Matches, del
             arriving[home.id] += 1
     if any(len(live.children_of(home_id)) + count > MAX_CHANNELS_PER_CATEGORY for home_id, count in arriving.items()):
         channels = True
-    return roles, channels and bool(deletions.count("channel") or deletions.count("category"))
+    return roles, channels

@@ -12,6 +12,7 @@ from svcconf.config import LINT_RULES, LintWarning, ServerConfig, lint_config
 MODS = {"name": "Mods", "permissions": ["KICK_MEMBERS", "MANAGE_MESSAGES"]}
 MEMBERS = {"name": "Members", "permissions": ["SEND_MESSAGES"]}
 PRIVATE = [{"role": "@everyone", "deny": ["VIEW_CHANNEL"]}, {"role": "Mods", "allow": ["VIEW_CHANNEL"]}]
+OPEN = [{"role": "@everyone", "allow": ["VIEW_CHANNEL"]}]
 
 
 def server(
@@ -57,13 +58,13 @@ def lint(body: dict[str, Any]) -> list[LintWarning]:
 
 @dataclass(frozen=True)
 class Case:
-    """A configuration that triggers `rule` once at `field`, and a close one that triggers nothing."""
+    """A configuration that triggers `rule` once at `field` with `message`, and a close one that triggers nothing."""
 
     id: str
     rule: str
     unsafe: dict[str, Any]
     field: str
-    mentions: tuple[str, ...]  # the object named in the message, and what to change
+    message: str  # what the deploy and the AI chat show: the object named, what it does, what to change
     safe: dict[str, Any]
 
 
@@ -73,7 +74,8 @@ CASES = (
         "everyone-dangerous-permission",
         server(categories=[{"name": "Chat", "overwrites": [{"role": "@everyone", "allow": ["MANAGE_WEBHOOKS"]}]}]),
         "categories[0].overwrites[0].allow",
-        ("category 'Chat'", "MANAGE_WEBHOOKS"),
+        "On category 'Chat', @everyone is allowed MANAGE_WEBHOOKS, so every member gets it: remove it from this "
+        "allow list and allow a staff role instead.",
         server(categories=[{"name": "Chat", "overwrites": [{"role": "Mods", "allow": ["MANAGE_WEBHOOKS"]}]}]),
     ),
     Case(
@@ -88,7 +90,8 @@ CASES = (
             ]
         ),
         "categories[0].channels[1].overwrites[1].allow",
-        ("channel 'general' in category 'Chat'", "MANAGE_ROLES and MENTION_EVERYONE"),
+        "On channel 'general' in category 'Chat', @everyone is allowed MANAGE_ROLES and MENTION_EVERYONE, so every "
+        "member gets them: remove them from this allow list and allow a staff role instead.",
         server(
             categories=[
                 chat_category(
@@ -103,7 +106,8 @@ CASES = (
         "everyone-dangerous-permission",
         server(channels=[{"name": "lobby", "overwrites": [{"role": "@everyone", "allow": ["ADMINISTRATOR"]}]}]),
         "channels[0].overwrites[0].allow",
-        ("channel 'lobby'", "ADMINISTRATOR"),
+        "On channel 'lobby', @everyone is allowed ADMINISTRATOR, so every member gets it: remove it from this allow "
+        "list and allow a staff role instead.",
         server(channels=[{"name": "lobby", "overwrites": [{"role": "@everyone", "allow": ["VIEW_CHANNEL"]}]}]),
     ),
     Case(
@@ -116,7 +120,8 @@ CASES = (
             ]
         ),
         "roles",
-        ("All 2 roles", "MANAGE_ROLES"),
+        "All 2 roles of this configuration grant MANAGE_ROLES, so every member with any role holds it: keep it to "
+        "the roles of trusted staff.",
         server(roles=[{**MODS, "permissions": ["MANAGE_ROLES", "KICK_MEMBERS"]}, MEMBERS]),
     ),
     Case(
@@ -126,16 +131,29 @@ CASES = (
             roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR"]}, {**MEMBERS, "permissions": ["MANAGE_GUILD"]}]
         ),
         "roles",
-        ("All 2 roles of this configuration, ADMINISTRATOR included, grant MANAGE_GUILD,",),
+        "All 2 roles of this configuration, ADMINISTRATOR included, grant MANAGE_GUILD, so every member with any "
+        "role holds it: keep it to the roles of trusted staff.",
         # A single role is not "every role": it is the server's only staff role.
         server(roles=[{**MEMBERS, "permissions": ["MANAGE_GUILD"]}]),
     ),
     Case(
+        "every-role-is-administrator",
+        "every-role-dangerous-permission",
+        server(roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR"]}, {**MODS, "permissions": ["ADMINISTRATOR"]}]),
+        "roles",
+        # ADMINISTRATOR is named alone: it holds all the others.
+        "All 2 roles of this configuration grant ADMINISTRATOR, so every member with any role holds it: keep it to "
+        "the roles of trusted staff.",
+        server(roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR"]}, MEMBERS]),
+    ),
+    Case(
         "private-category-channel-allows-everyone-to-view",
         "private-category-channel-reopened",
-        server(categories=[staff_category({"role": "@everyone", "allow": ["VIEW_CHANNEL"]})]),
-        "categories[0].channels[0].overwrites[0].allow",
-        ("private category 'Staff'", "channel 'mod-chat'", "remove VIEW_CHANNEL"),
+        # After a public category, which the rule passes over.
+        server(categories=[chat_category(), staff_category({"role": "@everyone", "allow": ["VIEW_CHANNEL"]})]),
+        "categories[1].channels[0].overwrites[0].allow",
+        "In private category 'Staff', channel 'mod-chat' allows @everyone VIEW_CHANNEL again, so every member can "
+        "see it: remove VIEW_CHANNEL from its @everyone overwrite's allow list.",
         # The same channel in a public category is simply public.
         server(categories=[staff_category({"role": "@everyone", "allow": ["VIEW_CHANNEL"]}, category_overwrites=[])]),
     ),
@@ -144,8 +162,32 @@ CASES = (
         "category-view-dropped",
         server(categories=[staff_category({"role": "@everyone", "deny": ["SEND_MESSAGES"]})]),
         "categories[0].channels[0].overwrites[0].deny",
-        ("category 'Staff'", "channel 'mod-chat'", "every member can see", "add VIEW_CHANNEL to its deny list"),
+        "In category 'Staff', channel 'mod-chat' has its own overwrite for @everyone, which replaces the category's "
+        "and no longer denies VIEW_CHANNEL, so every member can see the channel: add VIEW_CHANNEL to its deny list.",
         server(categories=[staff_category({"role": "@everyone", "deny": ["VIEW_CHANNEL", "SEND_MESSAGES"]})]),
+    ),
+    Case(
+        # @everyone cannot view by its own permissions here, so the category's allow is what shows it the channels.
+        "channel-everyone-overwrite-drops-the-category-allow",
+        "category-view-dropped",
+        server(
+            roles=[{**MODS, "permissions": ["KICK_MEMBERS", "VIEW_CHANNEL"]}, MEMBERS],
+            categories=[staff_category({"role": "@everyone", "deny": ["ATTACH_FILES"]}, category_overwrites=OPEN)],
+            everyone_permissions=["SEND_MESSAGES"],
+        ),
+        "categories[0].channels[0].overwrites[0].allow",
+        "In category 'Staff', channel 'mod-chat' has its own overwrite for @everyone, which replaces the category's "
+        "and no longer allows VIEW_CHANNEL, so a member without a role that can view it no longer sees the channel: "
+        "add VIEW_CHANNEL to its allow list.",
+        server(
+            roles=[{**MODS, "permissions": ["KICK_MEMBERS", "VIEW_CHANNEL"]}, MEMBERS],
+            categories=[
+                staff_category(
+                    {"role": "@everyone", "allow": ["VIEW_CHANNEL"], "deny": ["ATTACH_FILES"]}, category_overwrites=OPEN
+                )
+            ],
+            everyone_permissions=["SEND_MESSAGES"],
+        ),
     ),
     Case(
         "channel-role-overwrite-drops-the-category-allow",
@@ -155,7 +197,8 @@ CASES = (
             categories=[staff_category({"role": "Mods", "deny": ["SEND_MESSAGES"]})],
         ),
         "categories[0].channels[0].overwrites[0].allow",
-        ("role 'Mods'", "channel 'mod-chat'", "add VIEW_CHANNEL to its allow list"),
+        "In category 'Staff', channel 'mod-chat' has its own overwrite for role 'Mods', which replaces the "
+        "category's and no longer allows VIEW_CHANNEL: add VIEW_CHANNEL to its allow list.",
         server(
             roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR"]}, MODS, MEMBERS],
             categories=[staff_category({"role": "Mods", "allow": ["VIEW_CHANNEL"], "deny": ["SEND_MESSAGES"]})],
@@ -166,7 +209,8 @@ CASES = (
         "channel-nobody-can-view",
         server(categories=[staff_category(category_overwrites=[{"role": "@everyone", "deny": ["VIEW_CHANNEL"]}])]),
         "categories[0].channels[0].overwrites",
-        ("channel 'mod-chat' in category 'Staff'", "allow VIEW_CHANNEL to a role"),
+        "No one but the server owner can see channel 'mod-chat' in category 'Staff': @everyone cannot view it and "
+        "no role is allowed VIEW_CHANNEL; allow VIEW_CHANNEL to a role in its overwrites.",
         server(categories=[staff_category(category_overwrites=PRIVATE)]),
     ),
     Case(
@@ -174,7 +218,8 @@ CASES = (
         "channel-nobody-can-view",
         server(channels=[{"name": "vault", "overwrites": [{"role": "@everyone", "deny": ["VIEW_CHANNEL"]}]}]),
         "channels[0].overwrites",
-        ("channel 'vault'",),
+        "No one but the server owner can see channel 'vault': @everyone cannot view it and no role is allowed "
+        "VIEW_CHANNEL; allow VIEW_CHANNEL to a role in its overwrites.",
         # Administrators see every channel.
         server(
             roles=[{"name": "Admin", "permissions": ["ADMINISTRATOR"]}, MEMBERS],
@@ -186,7 +231,8 @@ CASES = (
         "channel-nobody-can-view",
         server(channels=[{"name": "lobby"}], everyone_permissions=["SEND_MESSAGES"]),
         "channels[0].overwrites",
-        ("channel 'lobby'", "@everyone cannot view it"),
+        "No one but the server owner can see channel 'lobby': @everyone cannot view it and no role is allowed "
+        "VIEW_CHANNEL; allow VIEW_CHANNEL to a role in its overwrites.",
         # A role that views by its own permissions is enough.
         server(
             roles=[MODS, {**MEMBERS, "permissions": ["VIEW_CHANNEL"]}],
@@ -195,22 +241,26 @@ CASES = (
         ),
     ),
     Case(
-        "everyone-permissions-grant-manage-channels",
+        "everyone-permissions-grant-three-dangerous-ones",
         "everyone-permissions-dangerous",
-        server(everyone_permissions=["VIEW_CHANNEL", "MANAGE_CHANNELS", "MENTION_EVERYONE"]),
+        server(everyone_permissions=["VIEW_CHANNEL", "BAN_MEMBERS", "MANAGE_CHANNELS", "MENTION_EVERYONE"]),
         "everyone_permissions",
-        ("MANAGE_CHANNELS and MENTION_EVERYONE", "remove them from everyone_permissions"),
+        # Named in the order of the dangerous permissions' list, whatever the configuration's.
+        "@everyone's server-wide permissions include MANAGE_CHANNELS, MENTION_EVERYONE and BAN_MEMBERS, so every "
+        "member holds them: remove them from everyone_permissions and grant a staff role instead.",
         server(everyone_permissions=["VIEW_CHANNEL", "SEND_MESSAGES", "ATTACH_FILES"]),
     ),
     Case(
         "system-channel-in-a-private-category",
         "system-channel-hidden",
+        # After other text channels, which are not the system channel.
         server(
-            categories=[staff_category(category_overwrites=PRIVATE)],
+            categories=[chat_category(), staff_category(category_overwrites=PRIVATE)],
             settings={"system_channel": "mod-chat"},
         ),
         "settings.system_channel",
-        ("channel 'mod-chat' in category 'Staff'", "allow @everyone VIEW_CHANNEL"),
+        "The system channel, channel 'mod-chat' in category 'Staff', is hidden from @everyone, so new members never "
+        "see its welcome messages: choose a channel everyone can view, or allow @everyone VIEW_CHANNEL on it.",
         server(
             categories=[staff_category({"role": "@everyone", "allow": ["VIEW_CHANNEL"]}, category_overwrites=[])],
             settings={"system_channel": "mod-chat"},
@@ -219,10 +269,12 @@ CASES = (
     Case(
         "forum-requires-a-tag-it-does-not-have",
         "forum-tags-unusable",
-        server(channels=[forum(require_tag=True)]),
-        "channels[0].require_tag",
-        ("Forum 'Ideas'", "add tags"),
-        server(channels=[forum(require_tag=True, tags=[{"name": "Bug"}])]),
+        # After a channel that requires no tag, which the rule passes over.
+        server(channels=[{"name": "general"}, forum(require_tag=True)]),
+        "channels[1].require_tag",
+        "Forum 'Ideas' requires a tag on every post but has no tags, so no one can post: add tags or set "
+        "require_tag to false.",
+        server(channels=[{"name": "general"}, forum(require_tag=True, tags=[{"name": "Bug"}])]),
     ),
     Case(
         "forum-requires-a-tag-but-all-are-moderated",
@@ -233,7 +285,8 @@ CASES = (
             ]
         ),
         "categories[0].channels[0].tags",
-        ("Forum 'Ideas' in category 'Talk'", "make at least one tag unmoderated"),
+        "Forum 'Ideas' in category 'Talk' requires a tag on every post but all its tags are moderated, so only "
+        "members who can manage threads can post: make at least one tag unmoderated.",
         server(
             categories=[
                 {
@@ -248,21 +301,31 @@ CASES = (
         "administrator-redundant-permissions",
         server(roles=[MEMBERS, {"name": "Admin", "permissions": ["KICK_MEMBERS", "ADMINISTRATOR", "BAN_MEMBERS"]}]),
         "roles[1].permissions",
-        ("Role 'Admin'", "KICK_MEMBERS and BAN_MEMBERS are redundant"),
+        "Role 'Admin' has ADMINISTRATOR, which already grants every permission, so KICK_MEMBERS and BAN_MEMBERS are "
+        "redundant: list ADMINISTRATOR alone.",
         server(roles=[MEMBERS, {"name": "Admin", "permissions": ["ADMINISTRATOR", "ADMINISTRATOR"]}]),
+    ),
+    Case(
+        "administrator-with-one-other-permission",
+        "administrator-redundant-permissions",
+        server(roles=[MEMBERS, {"name": "Admin", "permissions": ["ADMINISTRATOR", "VIEW_AUDIT_LOG"]}]),
+        "roles[1].permissions",
+        "Role 'Admin' has ADMINISTRATOR, which already grants every permission, so VIEW_AUDIT_LOG is redundant: "
+        "list ADMINISTRATOR alone.",
+        server(roles=[MEMBERS, {"name": "Admin", "permissions": ["ADMINISTRATOR"]}]),
     ),
 )
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
-def test_rule_warns_once_at_the_offending_field_naming_the_object(case: Case) -> None:
+def test_rule_warns_once_at_the_offending_field_with_a_message_naming_the_object_and_the_fix(case: Case) -> None:
     # Given a configuration with one unsafe detail, When linted
     warnings = lint(case.unsafe)
 
-    # Then exactly that rule warns, at that field, with a message naming the object and the fix
-    assert [(warning.rule, warning.field) for warning in warnings] == [(case.rule, case.field)]
-    for part in case.mentions:
-        assert part in warnings[0].message
+    # Then exactly that rule warns, at that field, with the sentence a person reads
+    assert [(warning.rule, warning.field, warning.message) for warning in warnings] == [
+        (case.rule, case.field, case.message)
+    ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
@@ -487,3 +550,55 @@ def test_a_dropped_view_channel_that_changes_nothing_is_no_warning() -> None:
 
     # When linted, Then the drop is not named: Members cannot view the channel either way
     assert [w.rule for w in lint(server(roles=[MODS, MEMBERS], categories=[hidden]))] == []
+
+
+@pytest.mark.parametrize(
+    ("channel", "system_channel"),
+    [("Mod Chat", "mod-chat"), ("mod-chat", "Mod Chat")],
+    ids=["configuration-spells-it-with-a-space", "settings-spell-it-with-a-space"],
+)
+def test_the_system_channel_is_found_by_the_name_the_platform_stores(channel: str, system_channel: str) -> None:
+    # Given a private text channel named one way and the settings naming it the other (both store as 'mod-chat')
+    body = server(
+        categories=[{"name": "Staff", "overwrites": PRIVATE, "channels": [{"name": channel}]}],
+        settings={"system_channel": system_channel},
+    )
+
+    # When linted, Then the hidden system channel is named
+    assert [(w.rule, w.field) for w in lint(body)] == [("system-channel-hidden", "settings.system_channel")]
+
+
+def test_a_dropped_view_channel_is_named_whatever_the_rule_passed_over_before_it() -> None:
+    # Given a public category, then a private one whose channel has three overwrites of its own: for a role the
+    # category says nothing of, for Members (whose dropped deny changes nothing: @everyone's deny hides the channel
+    # from them anyway), and for Mods, whose dropped allow shuts them out
+    staff = staff_category(
+        {"role": "Helpers", "allow": ["VIEW_CHANNEL", "SEND_MESSAGES"]},
+        {"role": "Members", "deny": ["SEND_MESSAGES"]},
+        {"role": "Mods", "deny": ["SEND_MESSAGES"]},
+        category_overwrites=[*PRIVATE, {"role": "Members", "deny": ["VIEW_CHANNEL"]}],
+    )
+    body = server(roles=[MODS, MEMBERS, {"name": "Helpers"}], categories=[chat_category(), staff])
+
+    # When linted, Then the Mods overwrite is named, and only it
+    assert [(w.rule, w.field) for w in lint(body)] == [
+        ("category-view-dropped", "categories[1].channels[0].overwrites[2].allow")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("category_overwrites", "channel_overwrites"),
+    [
+        # The category's overwrite for Mods says nothing of VIEW_CHANNEL: there is nothing to drop.
+        ([{"role": "Mods", "allow": ["SEND_MESSAGES"]}], [{"role": "Mods", "deny": ["ATTACH_FILES"]}]),
+        # The channel hides itself from Mods, whom its category shows it: a choice, said in so many words.
+        (PRIVATE, [{"role": "Mods", "deny": ["VIEW_CHANNEL"]}, {"role": "Members", "allow": ["VIEW_CHANNEL"]}]),
+    ],
+    ids=["category-says-nothing-of-view-channel", "channel-denies-the-view-its-category-allows"],
+)
+def test_a_channel_overwrite_that_drops_no_view_channel_is_no_warning(
+    category_overwrites: list[Any], channel_overwrites: list[Any]
+) -> None:
+    # Given a channel whose own overwrite for Mods replaces its category's, When linted, Then nothing is reported
+    body = server(categories=[staff_category(*channel_overwrites, category_overwrites=category_overwrites)])
+    assert lint(body) == []

@@ -144,7 +144,7 @@ def _apply(data: dict[str, Any], edit: Edit) -> list[ConfigChange]:
         if not isinstance(new_name, str) or not new_name:
             raise _Refused("rename needs `to`, the new name")
         return _rename(data, edit, holder, loc, index, new_name) + (
-            _update(edit, holder, path) if edit.op == "update" and len(edit.set or {}) > 1 else []
+            _update(edit, holder, path) if edit.op == "update" else []
         )
     if edit.op == "update":
         return _update(edit, holder, path)
@@ -188,9 +188,9 @@ def _validated(model: type[BaseModel], value: dict[str, Any]) -> dict[str, Any]:
     try:
         return model.model_validate(value).model_dump(mode="json")
     except ValidationError as exc:
+        # Only ServerConfig, never validated here, has rules across fields: each error names its field.
         first = exc.errors(include_url=False)[0]
-        where = field_path(tuple(first["loc"]))
-        raise _Refused(f"{where + ': ' if where else ''}{first['msg']}") from None
+        raise _Refused(f"{field_path(tuple(first['loc']))}: {first['msg']}") from None
 
 
 def _add(data: dict[str, Any], edit: Edit) -> list[ConfigChange]:
@@ -206,12 +206,12 @@ def _add(data: dict[str, Any], edit: Edit) -> list[ConfigChange]:
         holder, loc = data["categories"], ("categories",)
     else:
         holder, loc = _channel_list(data, edit.cat)
-        if loc != ("channels",) and len(holder) >= MAX_CHANNELS_PER_CATEGORY:
+        if edit.cat and len(holder) >= MAX_CHANNELS_PER_CATEGORY:
             raise _Refused(f"category '{edit.cat}' already holds {MAX_CHANNELS_PER_CATEGORY} channels")
     if edit.kind != "role" and _channel_count(data) >= MAX_CHANNELS:
         raise _Refused(f"the configuration already has {MAX_CHANNELS} channels (categories included)")
     item = _validated(_MODELS[edit.kind], fields)
-    if _position(holder, item["name"], edit.kind) is not None:
+    if _position(holder, item["name"]) is not None:
         raise _Refused(f"a {edit.kind} named '{item['name']}' already exists there; update it instead")
     at = _insert_at(holder, edit.at)
     holder.insert(at, item)
@@ -219,14 +219,14 @@ def _add(data: dict[str, Any], edit: Edit) -> list[ConfigChange]:
 
 
 def _update(edit: Edit, holder: Items, path: Loc) -> list[ConfigChange]:
-    fields = {k: v for k, v in _fields(edit, _MODELS[edit.kind]).items() if k != "name"}
-    return _set_fields(holder[int(path[-1])], path, fields, _MODELS[edit.kind]) if fields else []
+    # A name in `set` has been applied by _rename: setting it again changes and reports nothing.
+    return _set_fields(holder[int(path[-1])], path, _fields(edit, _MODELS[edit.kind]), _MODELS[edit.kind])
 
 
 def _rename(data: dict[str, Any], edit: Edit, holder: Items, loc: Loc, index: int, new_name: str) -> list[ConfigChange]:
     item = holder[index]
     old_name = item["name"]
-    other = _position(holder, new_name, edit.kind)
+    other = _position(holder, new_name)
     if other is not None and other != index:
         raise _Refused(f"a {edit.kind} named '{new_name}' already exists")
     if edit.kind == "role" and new_name.casefold() == EVERYONE:
@@ -243,15 +243,15 @@ def _move(data: dict[str, Any], edit: Edit, holder: Items, loc: Loc, index: int)
     item = holder.pop(index)
     old_category = loc
     if edit.kind == "channel" and edit.to is not None:
-        holder, loc = _channel_list(data, edit.to or None)
-        if loc != ("channels",) and len(holder) >= MAX_CHANNELS_PER_CATEGORY:
+        holder, loc = _channel_list(data, edit.to)
+        if edit.to and len(holder) >= MAX_CHANNELS_PER_CATEGORY:
             raise _Refused(f"category '{edit.to}' already holds {MAX_CHANNELS_PER_CATEGORY} channels")
-        if _position(holder, item["name"], "channel") is not None:
+        if _position(holder, item["name"]) is not None:
             raise _Refused(f"category '{edit.to}' already has a channel named '{item['name']}'")
     at = _insert_at(holder, edit.at)
     holder.insert(at, item)
     changes = [ConfigChange(op="move", path=field_path((*loc, at)), old=old_path, new=item["name"])]
-    if edit.kind == "channel" and loc != old_category:
+    if loc != old_category:  # a channel moved to another category (a category's loc stays ("categories",))
         old, new = _category_overwrites(data, old_category), _category_overwrites(data, loc)
         changes += _keep_access_on_move(item, old, new, (*loc, at))
     return changes
@@ -299,7 +299,7 @@ def _same_overwrites(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
 
 
 def _apply_overwrite(data: dict[str, Any], edit: Edit) -> list[ConfigChange]:
-    index = _position(data["categories"], edit.cat, "category") if edit.cat and edit.ch is None else None
+    index = _position(data["categories"], edit.cat) if edit.cat and edit.ch is None else None
     if index is None:  # a channel's, or refused below
         return _edit_overwrite(data, edit)
     category, role = data["categories"][index], edit.name or (edit.set or {}).get("role") or ""
@@ -327,7 +327,7 @@ def _keep_channels_closed(
         return []
     changes = []
     for n, channel in enumerate(category.get("channels") or []):
-        own = channel.setdefault("overwrites", [])
+        own = channel["overwrites"]
         if own and all(o["role"] != before["role"] for o in own):
             own.append(dict(before))
             path = field_path(("categories", index, "channels", n, "overwrites", len(own) - 1))
@@ -336,25 +336,25 @@ def _keep_channels_closed(
 
 
 def _edit_overwrite(data: dict[str, Any], edit: Edit) -> list[ConfigChange]:
-    if edit.cat is None and edit.ch is None:
-        raise _Refused("an overwrite is addressed by `cat` (a category) and/or `ch` (a channel in `cat`)")
     if edit.ch is not None:
         channels, loc = _channel_list(data, edit.cat)
-        index = _position(channels, edit.ch, "channel")
+        index = _position(channels, edit.ch)
         if index is None:
             raise _Refused(_missing("channel", edit.ch, edit.cat))
         target, loc = channels[index], (*loc, index)
-    else:
-        index = _position(data["categories"], edit.cat or "", "category")
+    elif edit.cat is not None:
+        index = _position(data["categories"], edit.cat)
         if index is None:
-            raise _Refused(_missing("category", edit.cat or "", None))
+            raise _Refused(_missing("category", edit.cat, None))
         target, loc = data["categories"][index], ("categories", index)
+    else:
+        raise _Refused("an overwrite is addressed by `cat` (a category) and/or `ch` (a channel in `cat`)")
     role = edit.name or (edit.set or {}).get("role")
     if not role:
         raise _Refused("an overwrite edit names its role in `name`")
     if role != EVERYONE and all(r["name"] != role for r in data["roles"]):
         raise _Refused(f"no role named '{role}' (overwrites name a role of the configuration, or '@everyone')")
-    overwrites = target.setdefault("overwrites", [])
+    overwrites = target["overwrites"]
     position = next((i for i, o in enumerate(overwrites) if o["role"] == role), None)
     where = (*loc, "overwrites")
     if edit.op == "add" or (edit.op == "update" and position is None):
@@ -377,9 +377,8 @@ def _edit_overwrite(data: dict[str, Any], edit: Edit) -> list[ConfigChange]:
 # --- finding things by name -----------------------------------------------------------------------------------
 
 
-def _position(items: list[dict[str, Any]], name: str, kind: str) -> int | None:
-    if kind == "role":  # role names are unique ignoring case (the schema)
-        return next((i for i, item in enumerate(items) if item["name"].casefold() == name.casefold()), None)
+def _position(items: list[dict[str, Any]], name: str) -> int | None:
+    """By the exact name, else ignoring case (role names are unique ignoring case, the schema: one match at most)."""
     exact = next((i for i, item in enumerate(items) if item["name"] == name), None)
     folded = name.casefold()
     return (
@@ -390,7 +389,7 @@ def _position(items: list[dict[str, Any]], name: str, kind: str) -> int | None:
 def _channel_list(data: dict[str, Any], category: str | None) -> tuple[list[dict[str, Any]], tuple[str | int, ...]]:
     if not category:
         return data["channels"], ("channels",)
-    index = _position(data["categories"], category, "category")
+    index = _position(data["categories"], category)
     if index is None:
         raise _Refused(_missing("category", category, None))
     return data["categories"][index]["channels"], ("categories", index, "channels")
@@ -404,7 +403,7 @@ def _find(data: dict[str, Any], edit: Edit) -> tuple[list[dict[str, Any]], tuple
     else:
         key = "roles" if edit.kind == "role" else "categories"
         holder, loc = data[key], (key,)
-    index = _position(holder, edit.name, edit.kind)
+    index = _position(holder, edit.name)
     if index is None:
         raise _Refused(_missing(edit.kind, edit.name, edit.cat if edit.kind == "channel" else None))
     return holder, loc, index

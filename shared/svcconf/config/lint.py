@@ -133,7 +133,9 @@ def _every_role_dangerous(config: ServerConfig) -> Iterator[Finding]:
             return
     # ADMINISTRATOR includes the others: naming it alone says it all.
     names = [ADMINISTRATOR] if ADMINISTRATOR in common else [p for p in DANGEROUS_PERMISSIONS if p in common]
-    through = ", ADMINISTRATOR included," if any(ADMINISTRATOR in r.permissions for r in config.roles) else ""
+    # Where a role grants the others through ADMINISTRATOR, say so (not where ADMINISTRATOR is what all grant).
+    administrator = any(ADMINISTRATOR in r.permissions for r in config.roles)
+    through = ", ADMINISTRATOR included," if administrator and names != [ADMINISTRATOR] else ""
     yield (
         "roles",
         f"All {len(config.roles)} roles of this configuration{through} grant {_listing(names)}, so every member "
@@ -157,17 +159,23 @@ def _private_category_reopened(config: ServerConfig) -> Iterator[Finding]:
 
 
 _THIRD_PERSON = {"allow": "allows", "deny": "denies"}
+# What a dropped @everyone allow or deny does to every member (an allow matters where everyone_permissions leave
+# VIEW_CHANNEL out).
+_EVERY_MEMBER = {
+    "allow": ", so a member without a role that can view it no longer sees the channel",
+    "deny": ", so every member can see the channel",
+}
 
 
 def _category_view_dropped(config: ServerConfig) -> Iterator[Finding]:
     everyone_and_roles = config_holders(config)
     for c, category in enumerate(config.categories):
-        # role -> "allow" or "deny": what the category says about VIEW_CHANNEL for that role, where it matters
-        # (@everyone can view unless denied, so only its deny counts).
+        # role -> "allow" or "deny": what the category says about VIEW_CHANNEL for that role (whether dropping it
+        # matters, @everyone's allow included, is _view_dropped's to say).
         view = {
             o.role: "allow" if VIEW_CHANNEL in o.allow else "deny"
             for o in category.overwrites
-            if VIEW_CHANNEL in o.deny or (VIEW_CHANNEL in o.allow and o.role != EVERYONE)
+            if VIEW_CHANNEL in o.allow or VIEW_CHANNEL in o.deny
         }
         if not view:
             continue
@@ -184,7 +192,7 @@ def _category_view_dropped(config: ServerConfig) -> Iterator[Finding]:
                     continue  # the holder sees the channel (or not) as the category said, whatever the drop
                 everyone = overwrite.role == EVERYONE
                 target = EVERYONE if everyone else f"role '{overwrite.role}'"
-                leak = ", so every member can see the channel" if everyone else ""
+                leak = _EVERY_MEMBER[verb] if everyone else ""
                 yield (
                     field_path(("categories", c, "channels", n, "overwrites", index, verb)),
                     f"In category '{category.name}', channel '{channel.name}' has its own overwrite for "

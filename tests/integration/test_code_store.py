@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from datetime import UTC, datetime, timedelta
 
 import boto3
@@ -77,6 +78,23 @@ def test_an_existing_code_is_not_overwritten_by_an_insert(store: CodeRepository)
     assert stored is not None
     assert (stored.project_id, stored.chat_user_id, stored.configuration) == ("proj-1", "1191000000000000101", CONFIG)
     assert stored_item(CODE)["expiration"] == int((NOW + timedelta(hours=1)).timestamp())
+
+
+def test_a_configuration_too_big_for_its_item_is_kept_in_the_bucket_and_a_colliding_insert_leaves_it_whole(
+    store: CodeRepository,
+):
+    # Random text: compression cannot bring it under the item's share, so it goes to the documents bucket
+    big = {**CONFIG, "description": secrets.token_urlsafe(150_000)}
+    other = {**CONFIG, "description": secrets.token_urlsafe(150_000)}
+
+    assert store.insert(record().model_copy(update={"configuration": big})) is True
+    assert store.insert(record().model_copy(update={"configuration": other})) is False
+
+    reference = stored_item(CODE)["configuration"]
+    assert reference["s3_key"].startswith(f"codes/{CODE}/")
+    stored = store.get(CODE)
+    assert stored is not None
+    assert stored.configuration == big
 
 
 def test_resolving_with_consume_gives_the_configuration_once_then_not_found(aws):

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from svcconf.chat.ratelimit import RateLimitBlocked, RateLimiter, RateLimitWaitTooLong, RouteKey
+from svcconf.chat.ratelimit import (
+    BucketState,
+    BucketView,
+    RateLimitBlocked,
+    RateLimiter,
+    RateLimitWaitTooLong,
+    RouteKey,
+)
 
 GUILD_A = "1191000000000001001"
 GUILD_B = "1191000000000001002"
@@ -25,6 +32,7 @@ class FakeClock:
         return self.now
 
     def sleep(self, seconds: float) -> None:
+        assert seconds > 0, f"the limiter slept {seconds}s: a wait it did not need would loop on this clock"
         self.sleeps.append(round(seconds, 6))
         self.now += seconds
 
@@ -226,6 +234,8 @@ def test_a_quota_429_is_observed_as_its_bucket_said_and_forgetting_a_guild_opens
         ({"X-RateLimit-Reset-After": "2.5", "X-RateLimit-Bucket": "b"}, None, (2.5, False, "user")),
         ({"X-RateLimit-Bucket": "b"}, {"retry_after": "soon"}, (1.0, False, "user")),
         ({"X-RateLimit-Bucket": "b", "Retry-After": "-1"}, {"retry_after": 0}, (0.0, False, "user")),
+        # a negative wait is not believed: the next source is
+        ({"Retry-After": "-1", "X-RateLimit-Reset-After": "2"}, {"retry_after": -0.5}, (2.0, False, "user")),
         # global: the header in any case, or the body; the scope the header's, else what the 429 implies
         ({"X-RateLimit-Global": "True", "Retry-After": "1"}, None, (1.0, True, "global")),
         ({"X-RateLimit-Global": "false", "Retry-After": "3"}, {"global": False}, (3.0, False, "user")),
@@ -248,3 +258,101 @@ def test_an_edge_ban_and_a_wait_past_the_deadline_say_what_they_are(limiter: Rat
         RateLimitWaitTooLong, match=r"^a bucket rate limit needs a wait of 40\.000s, past the deadline$"
     ):
         limiter.acquire(ROLES_A, deadline=clock.now + 20)
+
+
+# -- at the boundaries: what the limiter asks for at the instant a limit ends ----------------------
+
+
+def test_a_limiter_whose_clock_starts_at_zero_sends_its_first_request_at_once():
+    # Given a monotonic clock near zero (its reference point is undefined: a fresh VM's uptime, say)
+    clock = FakeClock(start=0.0)
+    limiter = RateLimiter(clock=clock, sleep=clock.sleep, global_per_second=None)
+    # Then nothing holds the first request back
+    assert limiter.delay(INVITE) == (0.0, "")
+    assert limiter.acquire(INVITE, deadline=0.5) == 0.0
+
+
+def test_a_response_s_headers_are_its_bucket_s_state_on_the_limiter_s_clock(limiter: RateLimiter, clock: FakeClock):
+    limiter.record_response(ROLES_A, bucket_headers("b-roles", remaining=2, reset_after=1.5, limit=5))
+
+    assert limiter.state_of(ROLES_A) == BucketState(limit=5, remaining=2, reset_at=clock.now + 1.5)
+    assert limiter.observed(ROLES_A) == BucketView(limit=5, remaining=2, reset_after=1.5)
+
+
+def test_an_exhausted_bucket_holds_nothing_back_from_the_instant_it_resets(limiter: RateLimiter, clock: FakeClock):
+    limiter.record_response(ROLES_A, bucket_headers("b-roles", remaining=0, reset_after=2.0))
+    clock.now += 1.5
+    assert limiter.delay(ROLES_A) == (0.5, "bucket")
+
+    clock.now += 0.5
+
+    assert limiter.delay(ROLES_A) == (0.0, "")
+    assert limiter.observed(ROLES_A) == BucketView(limit=5, remaining=0, reset_after=0.0)
+
+
+def test_after_a_reset_the_fresh_window_s_requests_go_out_at_once(limiter: RateLimiter, clock: FakeClock):
+    # Given a 3-request bucket spent until 1 s from now
+    limiter.record_response(ROLES_A, bucket_headers("b-roles", remaining=0, reset_after=1.0, limit=3))
+    # When three requests are acquired without an answer in between
+    waits = [limiter.acquire(ROLES_A, deadline=clock.now + 5) for _ in range(3)]
+    # Then the first waited for the reset and the next two went at once, from the new window
+    assert (waits, clock.sleeps) == ([1.0, 0.0, 0.0], [1.0])
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"X-RateLimit-Limit": "5", "X-RateLimit-Remaining": "0", "X-RateLimit-Bucket": "b"},  # no reset at all
+        {"X-RateLimit-Remaining": "0", "X-RateLimit-Bucket": "b", "X-RateLimit-Reset": "1699999990.5"},  # past
+        {"X-RateLimit-Remaining": "0", "X-RateLimit-Bucket": "b", "X-RateLimit-Reset": "1700000000"},  # this instant
+    ],
+)
+def test_a_spent_bucket_whose_reset_is_not_given_or_already_past_holds_nothing_back(
+    limiter: RateLimiter, clock: FakeClock, headers: dict[str, str]
+):
+    limiter.record_response(INVITE, headers)
+
+    assert limiter.delay(INVITE) == (0.0, "")
+    assert limiter.acquire(INVITE, deadline=clock.now + 1) == 0.0
+
+
+def test_the_global_window_is_one_second_from_the_oldest_send(clock: FakeClock):
+    # Given 3 requests a second overall, sent 0.25 s apart
+    limiter = RateLimiter(clock=clock, sleep=clock.sleep, global_per_second=3)
+    start = clock.now
+    for offset in (0.0, 0.25, 0.5):
+        clock.now = start + offset
+        limiter.acquire(INVITE, deadline=clock.now + 5)
+    # Then a fourth waits until the oldest send is a second old, and from that instant goes at once
+    clock.now = start + 0.75
+    assert limiter.delay(ROLES_A) == (0.25, "global")
+    clock.now = start + 1.0
+    assert limiter.delay(ROLES_A) == (0.0, "")
+
+
+def test_the_proactive_global_limit_names_itself_when_its_wait_is_past_the_deadline(clock: FakeClock):
+    limiter = RateLimiter(clock=clock, sleep=clock.sleep, global_per_second=1)
+    limiter.acquire(INVITE, deadline=clock.now + 5)
+
+    with pytest.raises(RateLimitWaitTooLong, match=r"^a global rate limit needs a wait of 1\.000s, past the deadline$"):
+        limiter.acquire(ROLES_A, deadline=clock.now + 0.5)
+    assert clock.sleeps == []
+
+
+def test_a_wait_that_ends_exactly_at_the_deadline_is_waited(limiter: RateLimiter, clock: FakeClock):
+    limiter.record_response(ROLES_A, bucket_headers("b-roles", remaining=0, reset_after=20.0))
+
+    assert limiter.acquire(ROLES_A, deadline=clock.now + 20.0) == 20.0
+    assert clock.sleeps == [20.0]
+
+
+def test_the_time_waited_adds_a_global_wait_and_the_bucket_s_after_it(limiter: RateLimiter, clock: FakeClock):
+    # Given guild A's roles bucket spent for 2 s, then a global 429 of 0.5 s
+    limiter.record_response(ROLES_A, bucket_headers("b-roles", remaining=0, reset_after=2.0))
+    global_429 = {"X-RateLimit-Global": "true", "Retry-After": "1"}
+    limiter.record_rate_limited(INVITE, global_429, {"retry_after": 0.5, "global": True})
+    # When a roles request is acquired
+    waited = limiter.acquire(ROLES_A, deadline=clock.now + 10)
+    # Then it waited out the global limit, then the rest of the bucket's, and says it waited both
+    assert clock.sleeps == [0.5, 1.5]
+    assert waited == 2.0

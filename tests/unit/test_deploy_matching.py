@@ -89,3 +89,28 @@ def test_channels_after_one_matched_by_id_or_one_whose_category_is_new_are_still
         config_channel_key("Chat", config.categories[0].channels[1]): memes,
         config_channel_key(None, config.channels[0]): rules,
     }
+
+
+def test_a_nameless_live_channel_is_taken_for_no_configured_name():
+    guild = GuildBuilder()
+    nameless = guild.channel("general")
+    built = guild.build()
+    live = built.model_copy(update={"channels": [c.model_copy(update={"name": None}) for c in built.channels]})
+    config = ServerConfig.model_validate({"name": "s", "channels": [{"name": "General"}]})
+
+    matches = match_objects(live, config)
+
+    assert matches.channels == {}
+    assert nameless not in matches.claimed
+
+
+def test_a_configured_role_with_the_guild_s_id_is_not_taken_for_everyone():
+    guild = GuildBuilder()
+    built = guild.build()
+    # @everyone's id is the guild's: a configuration that names it as a role's id names no role it may edit
+    config = ServerConfig.model_validate({"name": "s", "roles": [{"name": "Members", "id": built.id}]})
+
+    matches = match_objects(built, config)
+
+    assert matches.roles == {}
+    assert built.id not in matches.claimed_roles

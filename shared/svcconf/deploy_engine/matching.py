@@ -26,7 +26,7 @@ def by_name[T: (LiveRole, LiveChannel)](candidates: list[T], name: str) -> T | N
     exact = [item for item in ranked if item.name == name]
     if exact:
         return exact[0]
-    folded = [item for item in ranked if (item.name or "").casefold() == name.casefold()]
+    folded = [item for item in ranked if item.name is not None and item.name.casefold() == name.casefold()]
     return folded[0] if folded else None
 
 

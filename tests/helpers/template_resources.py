@@ -47,7 +47,9 @@ def _only(tpl: Template, logical_ids: tuple[str, ...]) -> Template:
 @contextmanager
 def template_resources(monkeypatch: pytest.MonkeyPatch, *logical_ids: str) -> Iterator[ProvisionedResources]:
     """These resources of template.yaml in moto; the environment the functions would have with only them."""
-    with mock_aws():
+    # boto3's default session kept from test to test (moto makes a new one by default): its clients load their
+    # service's model once, not twice a test (0.2 s -> 0.07 s of CPU); every credential is a fake (tests/conftest.py).
+    with mock_aws(config={"core": {"reset_boto3_session": False}}):
         resources = provision(_only(_template(), logical_ids))
         for name, value in resources.environment_for(None).items():
             monkeypatch.setenv(name, value)

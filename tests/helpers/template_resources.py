@@ -1,6 +1,6 @@
-"""Some of template.yaml's resources in moto's in-process `mock_aws`: a store's tests need its table and bucket,
-not the whole stack (the `aws` fixture builds every table, queue, secret and key: half a second a test, paid again
-for each mutant under mutmut; see docs/09-mutation-testing.md).
+"""template.yaml's resources in moto's in-process `mock_aws`: all of them (the `aws` fixture), or only some: a store's
+tests need its table and bucket, not the whole stack (every table, queue, secret and key: half a second a test, paid
+again for each mutant under mutmut; see docs/09-mutation-testing.md).
 
 The resources come from the template's own definitions through the provisioning of the whole stack (local/aws.py),
 and the functions see the Globals environment less the variables that name a resource left out.
@@ -45,12 +45,16 @@ def _only(tpl: Template, logical_ids: tuple[str, ...]) -> Template:
 
 
 @contextmanager
-def template_resources(monkeypatch: pytest.MonkeyPatch, *logical_ids: str) -> Iterator[ProvisionedResources]:
-    """These resources of template.yaml in moto; the environment the functions would have with only them."""
+def template_resources(
+    monkeypatch: pytest.MonkeyPatch, *logical_ids: str, secret_values: dict[str, str] | None = None
+) -> Iterator[ProvisionedResources]:
+    """These resources of template.yaml (none named: all of them) in moto, and the environment the functions would
+    have with only them. secret_values: a secret's logical id -> its value (others get a generated one)."""
+    tpl = _only(_template(), logical_ids) if logical_ids else _template()
     # boto3's default session kept from test to test (moto makes a new one by default): its clients load their
     # service's model once, not twice a test (0.2 s -> 0.07 s of CPU); every credential is a fake (tests/conftest.py).
     with mock_aws(config={"core": {"reset_boto3_session": False}}):
-        resources = provision(_only(_template(), logical_ids))
+        resources = provision(tpl, secret_values=secret_values)
         for name, value in resources.environment_for(None).items():
             monkeypatch.setenv(name, value)
         get_settings.cache_clear()

@@ -10,12 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aws_lambda_powertools.utilities import parameters
-from moto import mock_aws
 
-from local.aws import ProvisionedResources, provision
+from local.aws import ProvisionedResources
 from local.chat_sandbox import DEFAULT_FIXTURE, SandboxServer, SandboxState, start_sandbox
-from local.template import load_template
 from svcconf.chat import get_chat_client
 from svcconf.settings import get_settings
 from tests.helpers.ai_chat import chat  # noqa: F401
@@ -24,33 +21,20 @@ from tests.helpers.handlers import (
     BOT_TOKEN,
     CHAT_CLIENT_SECRET,
     JWT_SECRET,
-    ROOT,
     ApiResponse,
     LambdaContext,
     load_event,
     point_functions_at,
 )
+from tests.helpers.template_resources import template_resources
 
 
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[ProvisionedResources]:
     """Tables, queues and secrets of template.yaml in moto; the functions' environment as in AWS."""
-    with mock_aws():
-        resources = provision(
-            load_template(ROOT / "template.yaml"),
-            secret_values={
-                "BotTokenSecret": BOT_TOKEN,
-                "JwtSecret": JWT_SECRET,
-                "ChatClientSecret": CHAT_CLIENT_SECRET,
-            },
-        )
-        for name, value in resources.environment_for(None).items():
-            monkeypatch.setenv(name, value)
-        get_settings.cache_clear()
-        parameters.clear_caches()
+    secret_values = {"BotTokenSecret": BOT_TOKEN, "JwtSecret": JWT_SECRET, "ChatClientSecret": CHAT_CLIENT_SECRET}
+    with template_resources(monkeypatch, secret_values=secret_values) as resources:
         yield resources
-    get_settings.cache_clear()
-    parameters.clear_caches()
 
 
 @pytest.fixture(scope="session")

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import boto3
 import pytest
 
+from local.aws import ProvisionedResources
 from svcconf import codes
 from svcconf.config import ServerConfig
 from svcconf.errors import CodeBoundToAnotherUser, CodeNotFound, ServiceError
 from svcconf.settings import get_settings
 from svcconf.store.codes import CodeRecord, CodeRepository
+from tests.helpers.template_resources import template_resources
 
 CONFIG = {"name": "Study Hall", "roles": [{"name": "Tutors"}], "categories": [], "channels": []}
 NOW = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
@@ -32,7 +35,15 @@ def record(code: str = CODE, *, expires_at: datetime = NOW + timedelta(hours=1),
 
 
 @pytest.fixture
-def store(aws) -> CodeRepository:
+def codes_aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[ProvisionedResources]:
+    """Only what codes and their store use: template.yaml's codes table and documents bucket (no key of the
+    template's: the store encrypts nothing itself), about a third of the whole stack's time a test and a mutant."""
+    with template_resources(monkeypatch, "CodesTable", "DocumentsBucket") as resources:
+        yield resources
+
+
+@pytest.fixture
+def store(codes_aws: ProvisionedResources) -> CodeRepository:
     return CodeRepository(get_settings().codes_table)
 
 
@@ -97,7 +108,7 @@ def test_a_configuration_too_big_for_its_item_is_kept_in_the_bucket_and_a_collid
     assert stored.configuration == big
 
 
-def test_resolving_with_consume_gives_the_configuration_once_then_not_found(aws):
+def test_resolving_with_consume_gives_the_configuration_once_then_not_found(codes_aws):
     minted = codes.mint_code("proj-1", "Study Hall", CONFIG)
 
     resolved = codes.resolve_code(minted.code, consume=True)
@@ -108,7 +119,7 @@ def test_resolving_with_consume_gives_the_configuration_once_then_not_found(aws)
         codes.resolve_code(minted.code, consume=True)
 
 
-def test_resolving_without_consume_leaves_the_code_usable(aws):
+def test_resolving_without_consume_leaves_the_code_usable(codes_aws):
     minted = codes.mint_code("proj-1", "Study Hall", CONFIG)
 
     codes.resolve_code(minted.code)
@@ -117,7 +128,7 @@ def test_resolving_without_consume_leaves_the_code_usable(aws):
     assert codes.resolve_code(minted.code, consume=True).configuration == CONFIG
 
 
-def test_a_code_bound_to_a_user_resolves_for_that_user_only(aws):
+def test_a_code_bound_to_a_user_resolves_for_that_user_only(codes_aws):
     minted = codes.mint_code("proj-1", "Study Hall", CONFIG, chat_user_id="1191000000000000101")
 
     with pytest.raises(CodeBoundToAnotherUser):
@@ -126,7 +137,7 @@ def test_a_code_bound_to_a_user_resolves_for_that_user_only(aws):
     assert codes.resolve_code(minted.code, consume=True).project_id == "proj-1"  # no user named: not checked
 
 
-def test_a_code_minted_from_a_configuration_model_stores_its_json_document(aws):
+def test_a_code_minted_from_a_configuration_model_stores_its_json_document(codes_aws):
     config = ServerConfig.model_validate({"name": "Study Hall", "roles": [{"name": "Tutors", "color": "#3498DB"}]})
 
     minted = codes.mint_code("proj-1", "Study Hall", config)
@@ -136,7 +147,7 @@ def test_a_code_minted_from_a_configuration_model_stores_its_json_document(aws):
     assert stored["roles"][0]["color"] == 0x3498DB
 
 
-def test_a_code_that_collides_five_times_in_a_row_is_a_service_error_and_nothing_is_overwritten(aws, monkeypatch):
+def test_a_code_that_collides_five_times_in_a_row_is_a_service_error_and_nothing_is_overwritten(codes_aws, monkeypatch):
     taken = codes.mint_code("proj-1", "Study Hall", CONFIG)
     monkeypatch.setattr(codes, "new_code_text", lambda: taken.code)  # every new code is the one already stored
 
@@ -147,7 +158,7 @@ def test_a_code_that_collides_five_times_in_a_row_is_a_service_error_and_nothing
     assert stored_item(taken.code)["project_id"] == "proj-1"
 
 
-def test_an_unknown_code_and_a_used_one_are_not_found_even_without_consuming(aws):
+def test_an_unknown_code_and_a_used_one_are_not_found_even_without_consuming(codes_aws):
     used = codes.mint_code("proj-1", "Study Hall", CONFIG)
     codes.resolve_code(used.code, consume=True)
 

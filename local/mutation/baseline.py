@@ -49,7 +49,8 @@ def load(path: Path = BASELINE) -> dict[tuple[str, str, str], Equivalent]:
 
 
 def rewritten(runs: Iterable[ModuleRun], previous: dict[tuple[str, str, str], Equivalent]) -> list[Equivalent]:
-    """The baseline after these runs: their survivors, with the reasons `previous` gave; modules not run keep theirs."""
+    """The baseline after these runs: their survivors, with the reasons `previous` gave, and the judged mutants that
+    timed out; modules not run keep theirs."""
     runs = list(runs)
     modules_run = {run.module for run in runs}
     kept = [entry for entry in previous.values() if entry.module not in modules_run]
@@ -58,6 +59,8 @@ def rewritten(runs: Iterable[ModuleRun], previous: dict[tuple[str, str, str], Eq
             key = mutant_key(run.module, mutant)
             reason = previous[key].reason if key in previous else UNJUDGED
             kept.append(Equivalent(run.module, mutant.function, mutant.change, reason))
+        # A judged mutant that only timed out this time (a busy machine) still survives on a quiet one.
+        kept += [previous[key] for m in run.timed_out if (key := mutant_key(run.module, m)) in previous]
     return sorted(set(kept), key=lambda entry: entry.key)
 
 

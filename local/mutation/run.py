@@ -58,6 +58,12 @@ class ModuleRun:
     def survivors(self) -> list[Mutant]:
         return [mutant for mutant in self.mutants if mutant.status in SURVIVING]
 
+    @property
+    def timed_out(self) -> list[Mutant]:
+        """Killed by the clock: on a busy machine an equivalent mutant's tests can overrun, and on a quiet one the
+        same mutant survives, so the baseline keeps its judgement (`baseline.rewritten`)."""
+        return [mutant for mutant in self.mutants if mutant.status == "timeout"]
+
 
 def module_slug(module: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", module.removesuffix(".py")).strip("-")
@@ -126,7 +132,7 @@ def run_module(module: str, tests: list[str], *, log: Path) -> ModuleRun:
         result.failure = "\n".join(tail) or f"mutmut exited {ran.returncode}"
     else:
         functions = mutated_functions(folder / "mutants" / module)
-        for mutant in result.survivors:
+        for mutant in result.survivors + result.timed_out:
             mutant.change = mutant_change(functions, mutant)
     saved_path(module).write_text(json.dumps(asdict(result), indent=1, ensure_ascii=False))
     return result

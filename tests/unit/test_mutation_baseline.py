@@ -38,11 +38,12 @@ def test_a_mutant_is_named_by_its_function_and_a_methods_by_its_class() -> None:
     )
 
 
-def test_a_rewrite_keeps_the_reasons_of_survivors_that_remain_and_marks_new_ones_unjudged(tmp_path: Path) -> None:
+def test_a_rewrite_keeps_the_reasons_of_survivors_and_timeouts_and_marks_new_survivors_unjudged(tmp_path: Path) -> None:
     judged = baseline.Equivalent("svcconf/codes.py", "resolve_code", "- a\n+ b", "no caller passes it")
     gone = baseline.Equivalent("svcconf/codes.py", "mint_code", "- c\n+ d", "fixed since")
     other = baseline.Equivalent("svcconf/auth.py", "bearer_user", "- e\n+ f", "another module, not run")
-    previous = {entry.key: entry for entry in (judged, gone, other)}
+    slow = baseline.Equivalent("svcconf/codes.py", "consume", "- i\n+ j", "a consistent read reads the same here")
+    previous = {entry.key: entry for entry in (judged, gone, other, slow)}
     run = ModuleRun(
         module="svcconf/codes.py",
         tests=[],
@@ -50,6 +51,8 @@ def test_a_rewrite_keeps_the_reasons_of_survivors_that_remain_and_marks_new_ones
             survivor("svcconf.codes.x_resolve_code__mutmut_7", "- a\n+ b"),  # renumbered, same change
             survivor("svcconf.codes.x_new_code_text__mutmut_2", "- g\n+ h", status="no tests"),
             Mutant("svcconf.codes.x_mint_code__mutmut_1", "killed"),
+            survivor("svcconf.codes.x_consume__mutmut_4", "- i\n+ j", status="timeout"),  # a busy machine's verdict
+            survivor("svcconf.codes.x_consume__mutmut_5", "- k\n+ l", status="timeout"),  # never judged: stays out
         ],
     )
 
@@ -59,6 +62,7 @@ def test_a_rewrite_keeps_the_reasons_of_survivors_that_remain_and_marks_new_ones
     assert baseline.load(tmp_path / "baseline.toml") == {entry.key: entry for entry in entries}
     assert [(e.module, e.function, e.reason) for e in entries] == [
         ("svcconf/auth.py", "bearer_user", "another module, not run"),
+        ("svcconf/codes.py", "consume", "a consistent read reads the same here"),
         ("svcconf/codes.py", "new_code_text", baseline.UNJUDGED),
         ("svcconf/codes.py", "resolve_code", "no caller passes it"),
     ]

@@ -95,6 +95,8 @@ def deploy_beside_flood(flood: str, config: dict[str, Any]) -> dict[str, Any]:
         "flood_429": sum(1 for entry in flood_requests if entry["status"] == 429),
         "all_429_during": sum(1 for entry in during if entry["status"] == 429),
         "flood_seconds": flood_span[1] - flood_span[0],
+        # The limits count per clock minute: a flood that crosses a minute's end meets a fresh allowance.
+        "flood_minutes": int(flood_span[1] // 60) - int(flood_span[0] // 60) + 1 if flood else 0,
         "peak_per_second": max(Counter(int(entry["time"]) for entry in log).values(), default=0),
         "flood_peak_per_second": max(Counter(int(entry["time"]) for entry in flood_requests).values(), default=0),
     }

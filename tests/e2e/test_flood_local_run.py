@@ -23,7 +23,8 @@ def test_one_users_flood_is_answered_by_its_limit_and_earns_the_bot_no_platform_
     assert set(run["outcomes"]) <= {"404", "429 SVC_PLATFORM_READS_PER_MINUTE", "429 runner throttle"}
     assert sum(run["outcomes"].values()) == FLOOD_CALLS
     assert run["outcomes"]["429 SVC_PLATFORM_READS_PER_MINUTE"] > 0
-    assert run["flood_requests"] <= 30  # the user's limit a minute, the deploy's own read counted in it
+    # The user's limit a clock minute, the deploy's own read counted in it; a slow machine's flood crosses a minute.
+    assert run["flood_requests"] <= 30 * run["flood_minutes"]
     assert (run["flood_429"], run["all_429_during"], run["worker_429"]) == (0, 0, 0)
     record_property("figures", f"flood by one user: {dict(run['outcomes'])}, deploy {run['wall']:.1f} s")
 

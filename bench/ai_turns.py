@@ -41,15 +41,16 @@ def _body(config: dict[str, Any] | None, message: str | None, questionnaire: dic
 
 def output_tokens(body: dict[str, Any]) -> tuple[int, str | None]:
     """The output tokens of the service's request for this turn (the local model answering at once)."""
-    from svcconf import budget
     from svcconf.ai.client import ask_structured
     from svcconf.ai.errors import AiTruncated
     from svcconf.ai.pace import turn_max_tokens
     from svcconf.ai.usage import TokenUsage
-    from svcconf.ai_chat import REPAIR_TOKENS, ChatMessage
-    from svcconf.ai_chat_prompt import SYSTEM_PROMPT, build_messages
-    from svcconf.ai_turn import ChatTurn
+    from svcconf.api import budget
     from svcconf.config import ServerConfig
+    from svcconf.conversation.envelope import ChatTurn
+    from svcconf.conversation.models import ChatMessage
+    from svcconf.conversation.prompt import SYSTEM_PROMPT, build_messages
+    from svcconf.conversation.turn import REPAIR_TOKENS
     from svcconf.observability import logger
     from svcconf.settings import get_settings
 

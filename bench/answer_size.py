@@ -19,7 +19,7 @@ def run() -> None:
 
     from local.samples import large_community
     from svcconf.config import ServerConfig
-    from svcconf.guild_configs import ExportAnswer
+    from svcconf.deployments.export_import import ExportAnswer
 
     channels = scaled(490, 40)  # and 10 categories: 500 channels as the platform counts them
     config = ServerConfig.model_validate(large_community(roles=40, categories=10, channels=channels))

@@ -1,4 +1,5 @@
-"""/docs on the local runner: Swagger UI's page (svcconf.docs_page), its assets from node_modules (make node-tools)."""
+"""/docs on the local runner: Swagger UI's page (svcconf.api.docs_page), its assets from node_modules
+(make node-tools)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ MISSING = "Swagger UI's assets are not installed: run `make node-tools` (npm ci)
 
 
 def root_answer(base_url: str) -> dict[str, str]:
-    """GET / : a pointer to /docs and /openapi.json (svcconf.docs_page, as in AWS)."""
-    from svcconf.docs_page import root_answer as pointer
+    """GET / : a pointer to /docs and /openapi.json (svcconf.api.docs_page, as in AWS)."""
+    from svcconf.api.docs_page import root_answer as pointer
 
     return pointer(base_url)
 
@@ -22,7 +23,7 @@ def is_docs_path(path: str) -> bool:
 def docs_answer(path: str) -> tuple[int, str, bytes]:
     """(status, content type, body) for a GET of /docs or of one of its assets."""
     # The layer is importable once the runner has started its functions (as the seeding does).
-    from svcconf.docs_page import ASSETS, PAGE
+    from svcconf.api.docs_page import ASSETS, PAGE
 
     if path == "/docs":
         return 200, "text/html; charset=utf-8", PAGE.encode()

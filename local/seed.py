@@ -141,8 +141,8 @@ def _store_demo_code(configuration: dict[str, Any], chat_user_id: str | None) ->
 
 def _link_chat_account(runner: SeedingRunner, chat_user_id: str) -> dict[str, str]:
     """What chatAuth does for DEV_USER with a code the sandbox mints for the user, as if they had signed in."""
-    chat_accounts = importlib.import_module("svcconf.chat_accounts")
-    auth = importlib.import_module("svcconf.auth")
+    chat_accounts = importlib.import_module("svcconf.accounts.chat_account")
+    auth = importlib.import_module("svcconf.api.auth")
     redirect_uri = importlib.import_module("svcconf.settings").get_settings().chat_redirect_uris[0]
     code = runner.chat_sandbox.state.mint_code(chat_user_id, redirect_uri)
     identity = chat_accounts.sign_in(code, redirect_uri, auth.BearerUser(sub=DEV_USER))

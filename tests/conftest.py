@@ -38,7 +38,7 @@ if os.environ.get("SVC_TESTS_START_NOTHING") == "1":
 @pytest.fixture(autouse=True)
 def _no_leftover_time_budget():
     """A handler invoked by an earlier test leaves its invocation's budget behind in this thread: clear it."""
-    from svcconf import budget
+    from svcconf.api import budget
 
     budget.stop()
     yield

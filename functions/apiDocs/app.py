@@ -12,7 +12,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 
-from svcconf.docs_page import ASSETS, PAGE, root_answer
+from svcconf.api.docs_page import ASSETS, PAGE, root_answer
 
 DOCS_DIR = Path("/opt/api-docs")  # where Lambda unpacks ApiDocsLayer's api-docs/ folder
 OPENAPI_FILE = "openapi.json"

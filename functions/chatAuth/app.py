@@ -8,10 +8,10 @@ from aws_lambda_powertools.event_handler import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from pydantic import BaseModel, Field
 
-from svcconf.api import create_app, error_responses, lambda_entry_point, request_examples, success
-from svcconf.api_examples import CHAT_AUTH_ANSWERS, CHAT_AUTH_REQUESTS
-from svcconf.auth import BearerUser, optional_bearer_user
-from svcconf.chat_accounts import ChatIdentity, sign_in
+from svcconf.accounts.chat_account import ChatIdentity, sign_in
+from svcconf.api.auth import BearerUser, optional_bearer_user
+from svcconf.api.examples import CHAT_AUTH_ANSWERS, CHAT_AUTH_REQUESTS
+from svcconf.api.resolver import create_app, error_responses, lambda_entry_point, request_examples, success
 from svcconf.observability import metrics
 
 

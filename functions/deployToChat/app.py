@@ -8,7 +8,10 @@ from aws_lambda_powertools.event_handler import Depends, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from pydantic import BaseModel, Field, RootModel
 
-from svcconf.api import (
+from svcconf.api.auth import BearerUser, bearer_user
+from svcconf.api.examples import DEPLOY_ANSWERS, DEPLOY_QUEUED, DEPLOY_REQUESTS
+from svcconf.api.fields import Snowflake
+from svcconf.api.resolver import (
     BEARER_AUTH,
     BEARER_ERRORS,
     MIB,
@@ -18,9 +21,8 @@ from svcconf.api import (
     request_examples,
     success,
 )
-from svcconf.api_examples import DEPLOY_ANSWERS, DEPLOY_QUEUED, DEPLOY_REQUESTS
-from svcconf.auth import BearerUser, bearer_user
 from svcconf.config import ServerConfig
+from svcconf.deployments.export_import import ExportAnswer, ImportAnswer, export_guild, import_template
 from svcconf.deployments.requests import (
     DeploymentView,
     DryRun,
@@ -30,8 +32,6 @@ from svcconf.deployments.requests import (
     rollback,
     rollback_dry_run,
 )
-from svcconf.fields import Snowflake
-from svcconf.guild_configs import ExportAnswer, ImportAnswer, export_guild, import_template
 from svcconf.limits import platform_reads
 
 ProjectId = Annotated[

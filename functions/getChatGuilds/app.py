@@ -7,10 +7,10 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import Depends
 from pydantic import BaseModel
 
-from svcconf.api import BEARER_AUTH, BEARER_ERRORS, create_app, error_responses, lambda_entry_point, success
-from svcconf.api_examples import GUILDS_ANSWERS
-from svcconf.auth import BearerUser, bearer_user
-from svcconf.chat_accounts import GuildSummary, accessible_guilds
+from svcconf.accounts.chat_account import GuildSummary, accessible_guilds
+from svcconf.api.auth import BearerUser, bearer_user
+from svcconf.api.examples import GUILDS_ANSWERS
+from svcconf.api.resolver import BEARER_AUTH, BEARER_ERRORS, create_app, error_responses, lambda_entry_point, success
 
 
 class GuildList(BaseModel):

@@ -9,7 +9,10 @@ from aws_lambda_powertools.event_handler import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from pydantic import BaseModel, Field
 
-from svcconf.api import (
+from svcconf.api.auth import BotCaller, bot_caller
+from svcconf.api.examples import CONFIG_BY_CODE_ANSWERS, CONFIG_BY_CODE_REQUESTS
+from svcconf.api.fields import DeploymentCodeText
+from svcconf.api.resolver import (
     BOT_ERRORS,
     BOT_TOKEN_AUTH,
     create_app,
@@ -18,11 +21,8 @@ from svcconf.api import (
     request_examples,
     success,
 )
-from svcconf.api_examples import CONFIG_BY_CODE_ANSWERS, CONFIG_BY_CODE_REQUESTS
-from svcconf.auth import BotCaller, bot_caller
 from svcconf.codes import resolve_code
 from svcconf.config.answers import NullsLeftOut
-from svcconf.fields import DeploymentCodeText
 from svcconf.observability import metrics
 
 

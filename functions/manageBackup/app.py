@@ -8,7 +8,10 @@ from aws_lambda_powertools.event_handler import Depends, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from pydantic import BaseModel, Field, RootModel
 
-from svcconf.api import (
+from svcconf.api.auth import BotCaller, bot_caller
+from svcconf.api.examples import BACKUP_ANSWERS, BACKUP_CREATED, BACKUP_REQUESTS
+from svcconf.api.fields import Snowflake
+from svcconf.api.resolver import (
     BOT_ERRORS,
     BOT_TOKEN_AUTH,
     MIB,
@@ -18,10 +21,7 @@ from svcconf.api import (
     request_examples,
     success,
 )
-from svcconf.api_examples import BACKUP_ANSWERS, BACKUP_CREATED, BACKUP_REQUESTS
-from svcconf.auth import BotCaller, bot_caller
-from svcconf.backups import BackupCreated, BackupFetched, BackupList, create_backup, fetch_backup, list_backups
-from svcconf.fields import Snowflake
+from svcconf.backups.archive import BackupCreated, BackupFetched, BackupList, create_backup, fetch_backup, list_backups
 from svcconf.observability import metrics
 
 

@@ -8,7 +8,9 @@ from aws_lambda_powertools.event_handler import Depends, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from pydantic import BaseModel, Field
 
-from svcconf.api import (
+from svcconf.api.auth import BearerUser, admin_user
+from svcconf.api.examples import SEED_JOB, SEED_REQUESTS, SEED_RUNNING, SEED_STARTED
+from svcconf.api.resolver import (
     BEARER_AUTH,
     BEARER_ERRORS,
     create_app,
@@ -17,8 +19,6 @@ from svcconf.api import (
     request_examples,
     success,
 )
-from svcconf.api_examples import SEED_JOB, SEED_REQUESTS, SEED_RUNNING, SEED_STARTED
-from svcconf.auth import BearerUser, admin_user
 from svcconf.errors import BadRequest
 from svcconf.templates.seeding import DEFAULT_COUNT, MAX_COUNT, MIN_COUNT, SeedAnswer, read_job, start_seeding
 

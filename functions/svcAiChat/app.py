@@ -1,6 +1,6 @@
 """POST /functions/svcAiChat: a conversation with the AI that builds or changes a server configuration.
 
-The AI provider's SDK is imported here, at init (through svcconf.ai_chat): only the AI functions pay for it.
+The AI provider's SDK is imported here, at init (through svcconf.conversation.turn): only the AI functions pay for it.
 """
 
 from __future__ import annotations
@@ -11,18 +11,11 @@ from aws_lambda_powertools.event_handler import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from pydantic import BaseModel, Field
 
-from svcconf.ai_chat import (
-    MAX_ATTACHMENTS,
-    MAX_FILE_URLS,
-    MAX_MESSAGES,
-    Attachment,
-    ChatAnswer,
-    ChatMessage,
-    HttpsUrl,
-    LiveGuildChecks,
-    chat,
-)
-from svcconf.api import (
+from svcconf.api.auth import BearerUser, bearer_user
+from svcconf.api.examples import AI_CHAT_ANSWERS, AI_CHAT_REQUESTS
+from svcconf.api.fields import Snowflake
+from svcconf.api.near_miss import ShapedAs
+from svcconf.api.resolver import (
     BEARER_AUTH,
     BEARER_ERRORS,
     MIB,
@@ -32,12 +25,19 @@ from svcconf.api import (
     request_examples,
     success,
 )
-from svcconf.api_examples import AI_CHAT_ANSWERS, AI_CHAT_REQUESTS
-from svcconf.auth import BearerUser, bearer_user
 from svcconf.config import ServerConfig
-from svcconf.fields import Snowflake
+from svcconf.conversation.models import (
+    MAX_ATTACHMENTS,
+    MAX_FILE_URLS,
+    MAX_MESSAGES,
+    Attachment,
+    ChatAnswer,
+    ChatMessage,
+    HttpsUrl,
+    LiveGuildChecks,
+)
+from svcconf.conversation.turn import take_turn
 from svcconf.limits import ai_turn, platform_reads
-from svcconf.near_miss import ShapedAs
 
 
 class AiChatRequest(BaseModel):
@@ -100,7 +100,7 @@ def svc_ai_chat(
             return _turn(request, request.currentConfig)
     # The live guild's modules (deploy engine, deployments, chat accounts) load for turns on a live guild only:
     # every other cold start stays the SDK's and this handler's (`python -m bench ai`).
-    from svcconf.ai_chat_guild import open_guild_turn
+    from svcconf.conversation.live_guild import open_guild_turn
 
     with platform_reads(user), ai_turn(user):
         guild = open_guild_turn(user, request.guild_id)
@@ -108,7 +108,7 @@ def svc_ai_chat(
 
 
 def _turn(request: AiChatRequest, current: dict[str, Any] | None, guild: LiveGuildChecks | None = None) -> ChatAnswer:
-    return chat(
+    return take_turn(
         messages=request.messages,
         current_config=current,
         style=request.style,

@@ -18,7 +18,7 @@ from aws_lambda_powertools.utilities.idempotency import (
 from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from aws_lambda_powertools.utilities.parser.types import Json
 
-from svcconf import budget
+from svcconf.api import budget
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 from svcconf.templates.generation import generate_templates  # loads the AI SDK: in the init phase

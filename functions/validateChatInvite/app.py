@@ -8,7 +8,9 @@ from aws_lambda_powertools.event_handler import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from pydantic import BaseModel, Field
 
-from svcconf.api import (
+from svcconf.api.auth import BearerUser, bearer_user
+from svcconf.api.examples import INVITE_ANSWERS, INVITE_REQUESTS
+from svcconf.api.resolver import (
     BEARER_AUTH,
     BEARER_ERRORS,
     create_app,
@@ -17,8 +19,6 @@ from svcconf.api import (
     request_examples,
     success,
 )
-from svcconf.api_examples import INVITE_ANSWERS, INVITE_REQUESTS
-from svcconf.auth import BearerUser, bearer_user
 from svcconf.invites import InviteValidation, validate_invite
 from svcconf.limits import platform_reads
 from svcconf.observability import metrics

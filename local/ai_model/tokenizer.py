@@ -3,7 +3,7 @@ behaves like a real model's (prose cheaper per character than JSON, long words d
 
 Pieces: a word with its leading space, digits three at a time, each character of another script, runs of
 punctuation (two characters a token), runs of whitespace. A word of up to six letters is one token, each four
-letters more one more. This is deliberately not the service's estimate (svcconf.ai.input_budget, a formula over
+letters more one more. This is deliberately not the service's estimate (svcconf.ai.token_estimate, a formula over
 character classes): the tests hold the estimate to within 15 % of this count.
 """
 

@@ -1,4 +1,4 @@
-"""Domain exceptions. Each carries its HTTP status; `api.py` is the one place that renders them."""
+"""Domain exceptions. Each carries its HTTP status; `api.resolver` is the one place that renders them."""
 
 from __future__ import annotations
 

@@ -7,10 +7,10 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
+from svcconf.api.pasted_links import link_parts
 from svcconf.chat import UnknownInvite, get_chat_client
 from svcconf.clock import utc_now
 from svcconf.errors import BadRequest
-from svcconf.links import link_parts
 from svcconf.settings import get_settings
 
 # Codes are case-sensitive: they are passed on exactly as written.
@@ -31,7 +31,7 @@ class InviteValidation(BaseModel):
 
 def invite_code_from(text: str) -> str:
     """The code in a bare code or an invite link on one of the platform's hosts (CHAT_INVITE_HOSTS); anything else,
-    whatever urllib makes of it, is a 400 on `invite` (`svcconf.links`)."""
+    whatever urllib makes of it, is a 400 on `invite` (`svcconf.api.pasted_links`)."""
     text = text.strip()
     if CODE.fullmatch(text):
         return text

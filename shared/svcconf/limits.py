@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 
-from svcconf.auth import BearerUser
+from svcconf.api.auth import BearerUser
 from svcconf.clock import utc_now
 from svcconf.errors import LimitReached, ServiceUnavailable
 from svcconf.observability import logger, metrics

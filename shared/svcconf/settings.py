@@ -93,7 +93,7 @@ class Settings(BaseModel):
         alias="CHAT_TEMPLATE_LINKS",
     )
     # One request's timeout, and one call's whole time (requests, rate-limit waits, retries). Both are clipped to
-    # the invocation's time left (svcconf.budget); the defaults alone already end a call inside a 15 s function.
+    # the invocation's time left (svcconf.api.budget); the defaults alone already end a call inside a 15 s function.
     chat_timeout_seconds: float = Field(5.0, gt=0, alias="CHAT_TIMEOUT_SECONDS")
     chat_max_wait_seconds: float = Field(10.0, ge=0, alias="CHAT_MAX_WAIT_SECONDS")
     kms_key_id: str | None = Field(None, alias="CHAT_TOKENS_KMS_KEY_ID")
@@ -107,7 +107,7 @@ class Settings(BaseModel):
     anthropic_base_url: str | None = Field(None, alias="ANTHROPIC_BASE_URL")
     ai_model: str = Field("claude-sonnet-5-5", min_length=1, alias="SVC_AI_MODEL")
     template_model: str = Field("claude-haiku-5-5", min_length=1, alias="SVC_TEMPLATE_MODEL")
-    # One provider call's own cap; the invocation's time left (svcconf.budget) clips it further.
+    # One provider call's own cap; the invocation's time left (svcconf.api.budget) clips it further.
     ai_timeout_seconds: float = Field(25.0, gt=0, alias="SVC_AI_TIMEOUT_SECONDS")
     ai_max_tokens: int = Field(8192, ge=256, le=21333, alias="SVC_AI_MAX_TOKENS")
     # The model's pace (a Sonnet-class model's): max_tokens is what it writes in the time a turn has left.

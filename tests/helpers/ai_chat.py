@@ -11,7 +11,7 @@ import pytest
 from aws_lambda_powertools.utilities import parameters
 
 from local.template import load_template
-from svcconf import budget
+from svcconf.api import budget
 from svcconf.config import ServerConfig
 from svcconf.settings import get_settings
 from tests.helpers.ai_provider import TEST_KEY

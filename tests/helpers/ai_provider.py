@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from local.ai_model import LocalModelServer, start_local_model
-from svcconf import budget
+from svcconf.api import budget
 from svcconf.observability import metrics
 from svcconf.settings import get_settings
 

@@ -11,7 +11,7 @@ from typing import Any
 import boto3
 
 from local.template import LOCAL_REGION
-from svcconf import budget
+from svcconf.api import budget
 from svcconf.settings import get_settings
 from tests.helpers.handlers import REDIRECT_URI, bearer
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from local.template import all_functions, load_template, raw_environment
-from svcconf import budget
+from svcconf.api import budget
 from svcconf.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,6 +24,6 @@ def test_one_chat_call_with_the_defaults_ends_before_its_function_does(function)
     }
     settings = Settings.model_validate(literal)
     # Then one call (requests, rate-limit waits and retries) and the margin to answer fit in its timeout,
-    # even before svcconf.budget clips the call to the invocation's time left
+    # even before svcconf.api.budget clips the call to the invocation's time left
     assert settings.chat_timeout_seconds <= settings.chat_max_wait_seconds
     assert settings.chat_max_wait_seconds + budget.ANSWER_MARGIN_SECONDS < function.timeout

@@ -12,7 +12,6 @@ import pytest
 from pydantic import BaseModel, Field
 
 from local.ai_model import Step
-from svcconf import budget
 from svcconf.ai import (
     AiFailed,
     AiNotConfigured,
@@ -25,6 +24,7 @@ from svcconf.ai import (
 )
 from svcconf.ai.client import ask_structured
 from svcconf.ai.pace import cache_min_tokens
+from svcconf.api import budget
 from svcconf.observability import metrics
 from svcconf.settings import get_settings
 from tests.helpers.ai_provider import TEST_KEY

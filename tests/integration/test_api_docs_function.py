@@ -13,7 +13,7 @@ import yaml
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.apiDocs import app as docs_app
-from svcconf.docs_page import ASSETS
+from svcconf.api.docs_page import ASSETS
 
 ROOT = Path(__file__).resolve().parents[2]
 SWAGGER_UI_DIST = ROOT / "node_modules" / "swagger-ui-dist"

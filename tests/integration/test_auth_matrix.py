@@ -22,7 +22,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from svcconf import auth
+from svcconf.api import auth
 from svcconf.settings import get_settings
 from tests.helpers.api_operations import REQUEST_ID, Operation, api_operations, bearer_operations, bot_operations, call
 from tests.helpers.handlers import BOT_TOKEN, JWT_SECRET

@@ -15,7 +15,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from svcconf import backups
+from svcconf.backups import archive
 from svcconf.errors import BackupNotFound, BackupTooLarge, BadRequest
 from svcconf.settings import get_settings
 from svcconf.store import blobs
@@ -54,7 +54,7 @@ class Clock:
 def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
     """The backups table as template.yaml declares it and the documents bucket, in moto; the backups' clock."""
     fake = Clock()
-    monkeypatch.setattr(backups, "utc_now", fake.utc_now)
+    monkeypatch.setattr(archive, "utc_now", fake.utc_now)
     monkeypatch.setenv("BACKUPS_TABLE_NAME", TABLE)
     monkeypatch.setenv("DOCUMENTS_BUCKET_NAME", BUCKET)
     monkeypatch.setenv("SVC_BACKUPS_PER_GUILD", "2")
@@ -94,12 +94,12 @@ def kept_ids(guild_id: str = GUILD) -> list[str]:
 
 def backup(clock: Clock, n: int, guild_id: str = GUILD) -> str:
     clock.tick()
-    return backups.create_backup(guild_id, {"roles": [], "n": n}, guild_name="Study Hall", label=f"b{n}").backup_id
+    return archive.create_backup(guild_id, {"roles": [], "n": n}, guild_name="Study Hall", label=f"b{n}").backup_id
 
 
 def snapshot(clock: Clock, n: int, data: dict[str, Any] | None = None) -> str:
     clock.tick()
-    made = backups.create_deployment_snapshot(GUILD, data or {**SNAPSHOT, "n": n}, guild_name="Study Hall", label="s")
+    made = archive.create_deployment_snapshot(GUILD, data or {**SNAPSHOT, "n": n}, guild_name="Study Hall", label="s")
     return made.backup_id
 
 
@@ -118,7 +118,7 @@ def test_a_backup_stores_its_summary_its_compressed_data_and_a_locator_and_answe
         "categories": [{"name": "Study", "channels": [{"name": "a"}, {"name": "b"}]}, {"name": "Empty"}],
     }
 
-    made = backups.create_backup(GUILD, data, guild_name="Study Hall", label="before the term")
+    made = archive.create_backup(GUILD, data, guild_name="Study Hall", label="before the term")
 
     raw = blobs.json_bytes(data)
     stored = blobs.pack(raw)
@@ -149,8 +149,8 @@ def test_a_backup_stores_its_summary_its_compressed_data_and_a_locator_and_answe
 
 
 def test_a_backup_id_is_its_creation_millisecond_in_fixed_width_hex_then_ten_random_hex_digits(clock) -> None:
-    first = backups.create_backup(GUILD, {}, guild_name=None, label=None).backup_id
-    second = backups.create_backup(GUILD, {}, guild_name=None, label=None).backup_id
+    first = archive.create_backup(GUILD, {}, guild_name=None, label=None).backup_id
+    second = archive.create_backup(GUILD, {}, guild_name=None, label=None).backup_id
 
     assert re.fullmatch(rf"bk_{NOON_MS_HEX}[0-9a-f]{{10}}", first)
     assert re.fullmatch(rf"bk_{NOON_MS_HEX}[0-9a-f]{{10}}", second)
@@ -170,30 +170,30 @@ def test_a_backup_id_is_its_creation_millisecond_in_fixed_width_hex_then_ten_ran
 def test_a_backup_counts_categories_and_their_channels_as_channels_and_only_what_is_a_list(
     clock, data, channels, roles
 ) -> None:
-    made = backups.create_backup(GUILD, data, guild_name=None, label=None)
+    made = archive.create_backup(GUILD, data, guild_name=None, label=None)
     assert (made.channels_count, made.roles_count) == (channels, roles)
 
 
 def test_a_backup_that_compresses_to_the_largest_stored_size_is_kept_whole(clock, monkeypatch) -> None:
-    monkeypatch.setattr(backups, "MAX_ITEM_BYTES", ITEM_LIMIT)
+    monkeypatch.setattr(archive, "MAX_ITEM_BYTES", ITEM_LIMIT)
     data = random_text(FITS_EXACTLY)
     assert len(blobs.pack(blobs.json_bytes(data))) == LARGEST_STORED
 
-    made = backups.create_backup(GUILD, data, guild_name=None, label=None)
+    made = archive.create_backup(GUILD, data, guild_name=None, label=None)
 
     assert made.stored_bytes == LARGEST_STORED
-    assert backups.get_backup(made.backup_id).backup_data == data
+    assert archive.get_backup(made.backup_id).backup_data == data
 
 
 def test_a_backup_one_byte_over_the_largest_stored_size_is_refused_with_both_sizes_and_nothing_stored(
     clock, monkeypatch
 ) -> None:
-    monkeypatch.setattr(backups, "MAX_ITEM_BYTES", ITEM_LIMIT)
+    monkeypatch.setattr(archive, "MAX_ITEM_BYTES", ITEM_LIMIT)
     data = random_text(ONE_BYTE_OVER)
     assert len(blobs.pack(blobs.json_bytes(data))) == LARGEST_STORED + 1
 
     with pytest.raises(BackupTooLarge) as refused:
-        backups.create_backup(GUILD, data, guild_name=None, label=None)
+        archive.create_backup(GUILD, data, guild_name=None, label=None)
 
     assert refused.value.status == 413
     assert refused.value.message == (
@@ -204,7 +204,7 @@ def test_a_backup_one_byte_over_the_largest_stored_size_is_refused_with_both_siz
 
 def test_a_backup_whose_summary_dynamodb_refuses_for_its_size_is_refused_and_nothing_stored(clock) -> None:
     with pytest.raises(BackupTooLarge) as refused:
-        backups.create_backup(GUILD, {"roles": []}, guild_name=None, label="x" * (401 * 1024))
+        archive.create_backup(GUILD, {"roles": []}, guild_name=None, label="x" * (401 * 1024))
 
     assert (refused.value.status, refused.value.message) == (413, BackupTooLarge.default_message)
     assert items() == {}
@@ -255,18 +255,18 @@ def test_a_guild_keeps_its_newest_20_deployment_snapshots_and_the_pruned_ones_le
 def test_a_large_snapshot_is_kept_in_the_bucket_and_read_back_whole(clock) -> None:
     data = {**SNAPSHOT, **random_text(240_000)}
 
-    made = backups.create_deployment_snapshot(GUILD, data, guild_name="Study Hall", label="Before deployment d1")
+    made = archive.create_deployment_snapshot(GUILD, data, guild_name="Study Hall", label="Before deployment d1")
 
     reference = items()[(GUILD, f"DATA#{made.backup_id}")]["data"]
     assert reference == {"s3_key": f"snapshots/{GUILD}/{made.backup_id}.json.bz2", "stored_bytes": made.stored_bytes}
     assert made.stored_bytes == len(blobs.pack(blobs.json_bytes(data)))
     assert items()[(GUILD, f"BACKUP#{made.backup_id}")]["retention"] == "deployment"
-    fetched = backups.get_backup(made.backup_id, guild_id=GUILD)
+    fetched = archive.get_backup(made.backup_id, guild_id=GUILD)
     assert (fetched.backup_data, fetched.label, fetched.guild_name) == (data, "Before deployment d1", "Study Hall")
 
 
 def test_a_small_snapshot_is_kept_inside_its_item(clock) -> None:
-    made = backups.create_deployment_snapshot(GUILD, SNAPSHOT, guild_name="Study Hall", label="s")
+    made = archive.create_deployment_snapshot(GUILD, SNAPSHOT, guild_name="Study Hall", label="s")
 
     assert blobs.unpack(items()[(GUILD, f"DATA#{made.backup_id}")]["data"]) == SNAPSHOT
     assert made.stored_bytes == len(blobs.pack(blobs.json_bytes(SNAPSHOT)))
@@ -281,7 +281,7 @@ def test_a_list_answers_the_bots_kept_backups_and_20_snapshots_newest_first(cloc
     snapshots = [snapshot(clock, n) for n in range(20)]
     made = [backup(clock, n) for n in range(3)]
 
-    listed = backups.list_backups(GUILD)
+    listed = archive.list_backups(GUILD)
 
     assert [summary.backup_id for summary in listed] == [made[2], made[1], *reversed(snapshots)]
     assert listed[0].label == "b2"
@@ -289,13 +289,13 @@ def test_a_list_answers_the_bots_kept_backups_and_20_snapshots_newest_first(cloc
 
 def test_a_list_of_a_guild_without_backups_is_empty(clock) -> None:
     backup(clock, 0, guild_id=OTHER_GUILD)
-    assert backups.list_backups(GUILD) == []
+    assert archive.list_backups(GUILD) == []
 
 
 def test_a_get_by_id_alone_answers_the_summary_and_the_data_exactly_as_stored(clock) -> None:
-    made = backups.create_backup(GUILD, {"roles": [{"name": "Mods"}]}, guild_name="Study Hall", label="l")
+    made = archive.create_backup(GUILD, {"roles": [{"name": "Mods"}]}, guild_name="Study Hall", label="l")
 
-    fetched = backups.get_backup(made.backup_id)
+    fetched = archive.get_backup(made.backup_id)
 
     assert fetched.model_dump() == {**made.model_dump(), "backup_data": {"roles": [{"name": "Mods"}]}}
 
@@ -304,10 +304,10 @@ def test_a_get_or_fetch_with_another_guilds_id_is_not_found(clock) -> None:
     made = backup(clock, 0)
 
     with pytest.raises(BackupNotFound):
-        backups.get_backup(made, guild_id=OTHER_GUILD)
+        archive.get_backup(made, guild_id=OTHER_GUILD)
     with pytest.raises(BackupNotFound):
-        backups.fetch_backup(made, guild_id=OTHER_GUILD)
-    assert backups.get_backup(made, guild_id=GUILD).backup_id == made
+        archive.fetch_backup(made, guild_id=OTHER_GUILD)
+    assert archive.get_backup(made, guild_id=GUILD).backup_id == made
 
 
 def test_an_unknown_id_is_not_found_from_its_missing_locator_alone(clock) -> None:
@@ -320,7 +320,7 @@ def test_an_unknown_id_is_not_found_from_its_missing_locator_alone(clock) -> Non
     events.register("provide-client-params.dynamodb.GetItem", record)
     try:
         with pytest.raises(BackupNotFound):
-            backups.get_backup("bk_000000000000ffffffffff")
+            archive.get_backup("bk_000000000000ffffffffff")
     finally:
         events.unregister("provide-client-params.dynamodb.GetItem", record)
 
@@ -331,9 +331,9 @@ def test_an_unknown_id_is_not_found_from_its_missing_locator_alone(clock) -> Non
 def test_a_snapshot_is_fetched_with_its_guild_id_and_refused_by_name_without_it(clock) -> None:
     made = snapshot(clock, 0)
 
-    assert backups.fetch_backup(made, guild_id=GUILD).backup_data == {**SNAPSHOT, "n": 0}
+    assert archive.fetch_backup(made, guild_id=GUILD).backup_data == {**SNAPSHOT, "n": 0}
     with pytest.raises(BadRequest) as refused:
-        backups.fetch_backup(made, guild_id=None)
+        archive.fetch_backup(made, guild_id=None)
     assert refused.value.status == 400
     assert [(detail.field, detail.message) for detail in refused.value.details or []] == [
         ("guild_id", "is required to fetch a deployment's snapshot")
@@ -342,7 +342,7 @@ def test_a_snapshot_is_fetched_with_its_guild_id_and_refused_by_name_without_it(
 
 def test_the_bots_backup_is_fetched_by_id_alone(clock) -> None:
     made = backup(clock, 0)
-    assert backups.fetch_backup(made, guild_id=None).backup_data == {"roles": [], "n": 0}
+    assert archive.fetch_backup(made, guild_id=None).backup_data == {"roles": [], "n": 0}
 
 
 def test_a_backup_exists_while_its_data_is_stored_and_not_once_pruned_or_unknown(clock) -> None:
@@ -350,7 +350,7 @@ def test_a_backup_exists_while_its_data_is_stored_and_not_once_pruned_or_unknown
     boto3.resource("dynamodb").Table(TABLE).delete_item(Key={"guild_id": GUILD, "sk": f"DATA#{lost}"})
     pruned, *_ = [snapshot(clock, n) for n in range(21)]
 
-    assert backups.backup_exists(kept) is True
-    assert backups.backup_exists(lost) is False  # its locator remains: the data item decides
-    assert backups.backup_exists(pruned) is False
-    assert backups.backup_exists("bk_000000000000ffffffffff") is False
+    assert archive.backup_exists(kept) is True
+    assert archive.backup_exists(lost) is False  # its locator remains: the data item decides
+    assert archive.backup_exists(pruned) is False
+    assert archive.backup_exists("bk_000000000000ffffffffff") is False

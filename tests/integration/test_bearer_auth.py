@@ -19,9 +19,9 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from pydantic import BaseModel
 
 from local.tokens import issue_token
-from svcconf import auth
-from svcconf.api import create_app
-from svcconf.auth import BearerUser, BotCaller, admin_user, bearer_user, bot_caller, optional_bearer_user
+from svcconf.api import auth
+from svcconf.api.auth import BearerUser, BotCaller, admin_user, bearer_user, bot_caller, optional_bearer_user
+from svcconf.api.resolver import create_app
 from svcconf.settings import get_settings
 from tests.helpers.handlers import BOT_TOKEN, JWT_SECRET
 from tests.helpers.jwks_server import JwksServer

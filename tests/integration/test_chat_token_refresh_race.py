@@ -11,8 +11,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-from svcconf.auth import BearerUser
-from svcconf.chat_accounts import accessible_guilds
+from svcconf.accounts.chat_account import accessible_guilds
+from svcconf.api.auth import BearerUser
 from svcconf.clock import utc_now
 from svcconf.settings import get_settings
 from svcconf.store.chat_links import ChatLinkRepository

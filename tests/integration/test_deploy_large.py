@@ -10,7 +10,7 @@ import pytest
 
 from local.samples import forum_library
 from local.template import LOCAL_REGION
-from svcconf.api import MIB
+from svcconf.api.resolver import MIB
 from svcconf.settings import get_settings
 from tests.helpers.chat_sandbox import BUILD_GUILD
 from tests.helpers.deploy_worker import USER, DeployQueue, deploy_body, link, writes

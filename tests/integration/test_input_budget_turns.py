@@ -10,7 +10,7 @@ import random
 import pytest
 
 from local.samples import large_community
-from svcconf.ai_chat_prompt import CONTEXT_OPEN
+from svcconf.conversation.prompt import CONTEXT_OPEN
 from svcconf.settings import get_settings
 from tests.helpers.ai_chat import ask
 

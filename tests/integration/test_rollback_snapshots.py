@@ -10,7 +10,7 @@ import boto3
 import pytest
 
 from local.template import LOCAL_REGION
-from svcconf import backups
+from svcconf.backups import archive
 from svcconf.settings import get_settings
 from tests.helpers.deploy_worker import DEMO, USER, DeployQueue, deploy_body, link
 from tests.helpers.handlers import BOT_TOKEN, bearer
@@ -61,12 +61,12 @@ def test_a_guild_keeps_its_newest_20_deployment_snapshots_whatever_the_bot_backs
     monkeypatch.setenv("SVC_BACKUPS_PER_GUILD", "1")
     get_settings.cache_clear()
     made = [
-        backups.create_deployment_snapshot(DEMO, {"roles": [], "n": n}, guild_name="g", label=f"snap {n}")
+        archive.create_deployment_snapshot(DEMO, {"roles": [], "n": n}, guild_name="g", label=f"snap {n}")
         for n in range(22)
     ]
-    backups.create_backup(DEMO, {"roles": []}, guild_name="g", label="the bot's")
+    archive.create_backup(DEMO, {"roles": []}, guild_name="g", label="the bot's")
 
-    assert [backups.backup_exists(summary.backup_id) for summary in made] == [False, False, *[True] * 20]
+    assert [archive.backup_exists(summary.backup_id) for summary in made] == [False, False, *[True] * 20]
 
 
 def test_a_rollback_whose_snapshot_is_gone_is_refused_at_once_and_the_guild_stays_free(invoke, linked, aws):

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from local.tokens import issue_token
-from svcconf.strict_json import MAX_DEPTH
+from svcconf.api.strict_json import MAX_DEPTH
 from tests.helpers.api_operations import REQUEST_ID, Operation, api_operations, call
 from tests.helpers.handlers import BOT_TOKEN, JWT_SECRET
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from local.ai_model import Step
-from svcconf.ai_chat import GO_ON, KEPT_REPLY, NOT_BUILT_REPLY, REFUSED_REPLY, UNUSABLE_REPLY
+from svcconf.conversation.turn import GO_ON, KEPT_REPLY, NOT_BUILT_REPLY, REFUSED_REPLY, UNUSABLE_REPLY
 from svcconf.settings import get_settings
 from tests.helpers.ai_chat import (
     CURRENT,

@@ -17,7 +17,7 @@ import pytest
 from pydantic import SecretStr
 
 from local.chat_sandbox import DEFAULT_FIXTURE, SandboxServer, start_sandbox
-from svcconf import budget
+from svcconf.api import budget
 from svcconf.chat import ChatRateLimited, ChatTimeout, get_chat_client
 from svcconf.clock import utc_now
 from svcconf.settings import get_settings

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from svcconf.ai.pace import CACHE_MIN_TOKENS, cache_min_tokens, estimated_tokens, tokens_within, turn_max_tokens
-from svcconf.ai_chat_prompt import SYSTEM_PROMPT
-from svcconf.ai_turn import salvage
+from svcconf.conversation.envelope import salvage
+from svcconf.conversation.prompt import SYSTEM_PROMPT
 from svcconf.settings import get_settings
 from svcconf.templates.generation import SYSTEM_PROMPT as TEMPLATE_SYSTEM_PROMPT
 

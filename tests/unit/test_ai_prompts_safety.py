@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from svcconf.ai_chat_prompt import SYSTEM_PROMPT as CHAT_PROMPT
 from svcconf.config.lint import DANGEROUS_PERMISSIONS
+from svcconf.conversation.prompt import SYSTEM_PROMPT as CHAT_PROMPT
 from svcconf.templates.generation import SYSTEM_PROMPT as TEMPLATE_PROMPT
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from svcconf.ai_turn import ChatTurn
 from svcconf.config.schema import Channel
+from svcconf.conversation.envelope import ChatTurn
 
 
 def properties(schema: dict[str, Any], name: str) -> dict[str, Any]:

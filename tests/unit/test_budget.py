@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from svcconf import budget
+from svcconf.api import budget
 
 
 @dataclass

@@ -8,10 +8,10 @@ import re
 import pytest
 from pydantic import ValidationError
 
-from svcconf.backups import count_objects, new_backup_id
+from svcconf.api.fields import CODE_PATTERN
+from svcconf.backups.archive import count_objects, new_backup_id
 from svcconf.codes import CODE_ALPHABET, new_code_text
 from svcconf.errors import BadRequest, field_path, reason_phrase
-from svcconf.fields import CODE_PATTERN
 from svcconf.settings import Settings
 from svcconf.store import blobs
 

@@ -8,9 +8,10 @@ import pytest
 
 from local.ai_model.tokenizer import count_tokens
 from local.samples import large_community
-from svcconf.ai.input_budget import MESSAGE_OVERHEAD_TOKENS, TRIM_STEP, estimated_tokens, first_sent, newest_that_fit
-from svcconf.ai_chat import ChatMessage
-from svcconf.ai_chat_prompt import SYSTEM_PROMPT
+from svcconf.ai.token_estimate import MESSAGE_OVERHEAD_TOKENS, estimated_tokens
+from svcconf.conversation.input_budget import TRIM_STEP, first_sent, newest_that_fit
+from svcconf.conversation.models import ChatMessage
+from svcconf.conversation.prompt import SYSTEM_PROMPT
 
 PROSE = (
     "Could we have a quiet channel for the reading group, where members share notes on each chapter before the "

@@ -17,7 +17,7 @@ from moto import mock_aws
 
 from svcconf import limits
 from svcconf.ai.usage import TokenUsage, record_call
-from svcconf.auth import BearerUser
+from svcconf.api.auth import BearerUser
 from svcconf.chat.transport import user_share
 from svcconf.errors import LimitReached, ServiceUnavailable
 from svcconf.observability import metrics

@@ -11,12 +11,12 @@ import pytest
 from local.ai_model import LOCAL_API_KEY, Request, instance_of, responder
 from local.ai_model.chat import THEMES, chat_turn
 from local.ai_model.responders import answer
-from svcconf.ai_chat import ChatMessage as Message
-from svcconf.ai_chat_prompt import build_messages
-from svcconf.ai_turn import ChatTurn, build_of, edits_of
 from svcconf.config import ServerConfig
 from svcconf.config.compact import expand
 from svcconf.config.edits import apply_edits
+from svcconf.conversation.envelope import ChatTurn, build_of, edits_of
+from svcconf.conversation.models import ChatMessage as Message
+from svcconf.conversation.prompt import build_messages
 
 HEADERS = {"authorization": f"Bearer {LOCAL_API_KEY}", "anthropic-version": "2026-10-21"}
 

@@ -41,7 +41,7 @@ def test_a_mutant_is_named_by_its_function_and_a_methods_by_its_class() -> None:
 def test_a_rewrite_keeps_the_reasons_of_survivors_and_timeouts_and_marks_new_survivors_unjudged(tmp_path: Path) -> None:
     judged = baseline.Equivalent("svcconf/codes.py", "resolve_code", "- a\n+ b", "no caller passes it")
     gone = baseline.Equivalent("svcconf/codes.py", "mint_code", "- c\n+ d", "fixed since")
-    other = baseline.Equivalent("svcconf/auth.py", "bearer_user", "- e\n+ f", "another module, not run")
+    other = baseline.Equivalent("svcconf/api/auth.py", "bearer_user", "- e\n+ f", "another module, not run")
     slow = baseline.Equivalent("svcconf/codes.py", "consume", "- i\n+ j", "a consistent read reads the same here")
     previous = {entry.key: entry for entry in (judged, gone, other, slow)}
     run = ModuleRun(
@@ -61,7 +61,7 @@ def test_a_rewrite_keeps_the_reasons_of_survivors_and_timeouts_and_marks_new_sur
 
     assert baseline.load(tmp_path / "baseline.toml") == {entry.key: entry for entry in entries}
     assert [(e.module, e.function, e.reason) for e in entries] == [
-        ("svcconf/auth.py", "bearer_user", "another module, not run"),
+        ("svcconf/api/auth.py", "bearer_user", "another module, not run"),
         ("svcconf/codes.py", "consume", "a consistent read reads the same here"),
         ("svcconf/codes.py", "new_code_text", baseline.UNJUDGED),
         ("svcconf/codes.py", "resolve_code", "no caller passes it"),

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from svcconf.near_miss import NearMiss, ShapedAs, near_misses
+from svcconf.api.near_miss import NearMiss, ShapedAs, near_misses
 
 
 class Tag(BaseModel):

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from svcconf.strict_json import MAX_DEPTH, MAX_PROBLEMS, NotPlainJSON, loads
+from svcconf.api.strict_json import MAX_DEPTH, MAX_PROBLEMS, NotPlainJSON, loads
 
 DIGITS = sys.get_int_max_str_digits()
 

@@ -9,7 +9,7 @@ import pytest
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from pydantic import BaseModel, Field
 
-from svcconf.api import create_app
+from svcconf.api.resolver import create_app
 
 
 class Deploy(BaseModel):

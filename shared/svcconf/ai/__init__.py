@@ -32,8 +32,8 @@ and three `AiUnusableAnswer`s (502, carrying `.text` and `.usage`): `AiRefused` 
 `require_provider()` (503 without a key) does not load the SDK: an operation that only queues AI work can
 refuse early with it.
 
-Time: every call is clipped to `svcconf.budget` (the Lambda invocation's time left, started by
-`lambda_entry_point`); a worker started otherwise should call `svcconf.budget.start(context)` itself. The
+Time: every call is clipped to `svcconf.api.budget` (the Lambda invocation's time left, started by
+`lambda_entry_point`); a worker started otherwise should call `svcconf.api.budget.start(context)` itself. The
 budget is a ContextVar: threads started with `contextvars.copy_context().run` see it, plain threads do not.
 """
 

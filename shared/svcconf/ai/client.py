@@ -11,7 +11,7 @@ One client per key and base URL, built at first use and kept while the Lambda in
 - The system prompt is one text block with `cache_control`, so repeated turns read it from the prompt cache.
 - No sampling parameters (the 2.x SDK and the 5.5 models refuse them); thinking stays the model's default.
 - Retries are ours, not the SDK's: 429, 529, 5xx and connection failures are retried while the invocation's
-  budget (`svcconf.budget`) leaves time for another attempt, honouring `retry-after`; a timeout is not retried.
+  budget (`svcconf.api.budget`) leaves time for another attempt, honouring `retry-after`; a timeout is not retried.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from svcconf import budget
 from svcconf.ai import require_provider
 from svcconf.ai.errors import AiFailed, AiOutputInvalid, AiRefused, AiTimeout, AiTruncated, problems_of
-from svcconf.ai.input_budget import estimated_request_tokens
+from svcconf.ai.token_estimate import estimated_request_tokens
 from svcconf.ai.usage import TokenUsage, record_call
+from svcconf.api import budget
 from svcconf.errors import FieldError
 from svcconf.observability import logger
 from svcconf.settings import get_settings

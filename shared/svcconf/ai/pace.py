@@ -7,7 +7,7 @@ the invocation's time left, less the time a repair round would take. Importing t
 
 from __future__ import annotations
 
-from svcconf import budget
+from svcconf.api import budget
 from svcconf.settings import get_settings
 
 # The smallest prefix each model caches (docs/06-ai.md, Cost); below it nothing is cached, without an error.

@@ -88,7 +88,7 @@ def record_call(
             "ai_attempt": attempt,
             "ai_seconds": round(seconds, 3),
             "ai_usage": usage.as_dict() if usage else None,
-            "ai_estimated_input_tokens": estimated_input_tokens,  # before the call (svcconf.ai.input_budget)
+            "ai_estimated_input_tokens": estimated_input_tokens,  # before the call (svcconf.ai.token_estimate)
         },
     )
     calls = _collecting.get()

@@ -6,7 +6,7 @@ buckets carry over between invocations.
 
 Every call goes through `_send`, which:
 - gives itself until a deadline: `chat_max_wait_seconds` from its start, clipped to the invocation's time left
-  less a margin (`svcconf.budget`), so a call ends before the Lambda does; each request's timeout is clipped
+  less a margin (`svcconf.api.budget`), so a call ends before the Lambda does; each request's timeout is clipped
   to that deadline too, and a call with no time left is a `ChatTimeout` without a request;
 - during a user's request, first takes a place in the users' share of the bot's rate across instances
   (`user_share`, set by svcconf.limits), which waits for the next second or refuses with a 503;
@@ -38,7 +38,7 @@ from urllib.parse import quote
 import requests
 from requests.adapters import HTTPAdapter
 
-from svcconf import budget
+from svcconf.api import budget
 from svcconf.chat.errors import (
     ERRORS_BY_CODE,
     ChatApiError,

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
-from svcconf import backups
+from svcconf.backups import archive
 from svcconf.deploy_engine.live import LiveGuild
 from svcconf.deploy_engine.plan import DeploymentPlan
 from svcconf.deploy_engine.rollback import GuildSnapshot, RollbackJournal, RollbackPlan, plan_rollback
@@ -73,5 +73,5 @@ def rollback_plan(
     """What undoing `target` writes now: from its snapshot (`backup_id`) and its journal, and what the rollback
     itself made so far (`done`). The request checks it for the caller (and shows it, for a dry run); the worker
     applies it. `BackupNotFound` when the snapshot is gone."""
-    snapshot = GuildSnapshot.from_backup_data(backups.get_backup(backup_id).backup_data)
+    snapshot = GuildSnapshot.from_backup_data(archive.get_backup(backup_id).backup_data)
     return plan_rollback(live, snapshot, rollback_journal(target, done))

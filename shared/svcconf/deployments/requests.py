@@ -14,11 +14,12 @@ from urllib.parse import urlencode
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from svcconf import backups, caller_rights, codes
-from svcconf.auth import BearerUser
+from svcconf import caller_rights, codes
+from svcconf.accounts.chat_account import managed_guild
+from svcconf.api.auth import BearerUser
+from svcconf.backups import archive
 from svcconf.caller_rights import CallerView
 from svcconf.chat import ChatError, UnknownGuild, get_chat_client
-from svcconf.chat_accounts import managed_guild
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig, to_bitfield
 from svcconf.config.answers import AnswerConfig
@@ -293,7 +294,7 @@ def _rollback_target(
         raise GuildIsBusy.held_by(holder)  # named with its time, whether or not it is the one to roll back
     if target is None or not target.finished or target.rolled_back_by or not target.backup_id:
         raise NoDeployment("Nothing to roll back: no finished, not yet rolled back deployment of this project here.")
-    if not backups.backup_exists(target.backup_id):
+    if not archive.backup_exists(target.backup_id):
         raise SnapshotGone(
             f"Deployment {target.deployment_id} can no longer be rolled back: its snapshot of the server "
             f"({target.backup_id}) is gone."

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from svcconf import backups, caller_rights
+from svcconf import caller_rights
+from svcconf.backups import archive
 from svcconf.chat import Channel, ChatError, ChatRateLimited, ChatUnavailable, Role, get_chat_client
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig
@@ -138,7 +139,7 @@ def _worker_plan(
     if record.kind == "deploy":
         if record.backup_id is None:
             snapshot = GuildSnapshot.of(live, utc_now())
-            backup = backups.create_deployment_snapshot(
+            backup = archive.create_deployment_snapshot(
                 live.id,
                 snapshot.backup_data(record.deployment_id),
                 guild_name=live.name,
@@ -178,7 +179,7 @@ def _adopt_unrecorded(
     if not pending:
         return
     at, key = max(pending)
-    before = GuildSnapshot.from_backup_data(backups.get_backup(record.backup_id or "").backup_data)
+    before = GuildSnapshot.from_backup_data(archive.get_backup(record.backup_id or "").backup_data)
     deleted = key.removeprefix("delete:") if key.startswith("delete:") else None
     if deleted is not None and _object(live, deleted) is None:  # the lost run's delete: the rollback makes it again
         gone = _object(before, deleted)

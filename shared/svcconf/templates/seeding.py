@@ -26,7 +26,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from svcconf.ai import require_provider
-from svcconf.auth import BearerUser
+from svcconf.api.auth import BearerUser
 from svcconf.clock import utc_now
 from svcconf.errors import NotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics

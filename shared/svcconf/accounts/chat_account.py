@@ -17,8 +17,8 @@ from datetime import timedelta
 
 from pydantic import BaseModel, Field
 
-from svcconf import budget
-from svcconf.auth import BearerUser
+from svcconf.api import budget
+from svcconf.api.auth import BearerUser
 from svcconf.chat import ChatClient, InvalidGrant, InvalidUserToken, PartialGuild, TokenGrant, get_chat_client
 from svcconf.clock import utc_now
 from svcconf.errors import BadRequest, Forbidden

@@ -30,7 +30,8 @@ from aws_lambda_powertools.event_handler.openapi.models import Example
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.logging import correlation_paths
 
-from svcconf import budget, strict_json
+from svcconf.api import budget, strict_json
+from svcconf.api.near_miss import near_misses
 from svcconf.errors import (
     BadRequest,
     ErrorBody,
@@ -44,7 +45,6 @@ from svcconf.errors import (
     field_path,
     reason_phrase,
 )
-from svcconf.near_miss import near_misses
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 
@@ -379,7 +379,7 @@ class OperationResolver(APIGatewayRestResolver):
 
     def _refuse_near_misses(self, body: Any) -> None:
         """A field that differs from one of the request model's only in case or `_` is a 400 naming the right one:
-        ignored like an unknown field, it would drop the caller's work silently (svcconf.near_miss)."""
+        ignored like an unknown field, it would drop the caller's work silently (svcconf.api.near_miss)."""
         func = self._route_functions.get((self.request.method.upper(), self.request.route))
         annotation = _body_annotation_of(func) if func is not None else None
         misses = near_misses(annotation, body, ("body",)) if annotation is not None else []

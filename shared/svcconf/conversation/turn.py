@@ -1,9 +1,9 @@
 """svcAiChat: a conversation with the AI that builds or changes a server configuration (docs/06-ai.md).
 
-One turn is one structured call (the `ChatTurn` envelope, svcconf.ai_turn). With a current configuration the
-model answers with edits (svcconf.config.edits), which the service applies and validates; without one it writes
-a first build in the compact form (svcconf.config.compact), which the service expands. So a turn costs output
-tokens in proportion to what it changes, not to the server. `max_tokens` is what the model can write in the
+One turn is one structured call (the `ChatTurn` envelope, svcconf.conversation.envelope). With a current
+configuration the model answers with edits (svcconf.config.edits), which the service applies and validates; without
+one it writes a first build in the compact form (svcconf.config.compact), which the service expands. So a turn costs
+output tokens in proportion to what it changes, not to the server. `max_tokens` is what the model can write in the
 invocation's time left, keeping time for a repair round; a cut-off answer keeps its complete edits.
 
 An answer that does not apply (its JSON, an edit naming what does not exist, a schema rule broken) gets one repair
@@ -11,48 +11,46 @@ round with the reasons; if that fails too the previous `currentConfig` (if it is
 reply says so. An invalid configuration is never returned. Files reach the model as URL blocks: the service never
 fetches a URL itself.
 
-On a live guild (`guild`, svcconf.ai_chat_guild) the model is told what the bot and the caller may grant there;
-each answer carries what a deploy would do with its configuration (`plan`, `plan_id`) and refuse (`problems`). An
-answer that brings problems a deploy would refuse gets the repair round too; what it cannot repair stays in
-`problems` and the reply says so. The platform's ids stay with the service: the model addresses objects by name, and its
-edits keep each object's id through renames and moves.
+On a live guild (`guild`, svcconf.conversation.live_guild) the model is told what the bot and the caller may grant
+there; each answer carries what a deploy would do with its configuration (`plan`, `plan_id`) and refuse
+(`problems`). An answer that brings problems a deploy would refuse gets the repair round too; what it cannot repair
+stays in `problems` and the reply says so. The platform's ids stay with the service: the model addresses objects by
+name, and its edits keep each object's id through renames and moves.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Annotated, Any, Literal, Protocol
-from urllib.parse import urlsplit
+from typing import Any
 
-from pydantic import AfterValidator, BaseModel, Field, ValidationError, WithJsonSchema
-from pydantic_core import PydanticCustomError
+from pydantic import ValidationError
 
-from svcconf import budget
 from svcconf.ai import AiFailed, AiOutputInvalid, AiRefused, AiTimeout, AiTruncated, require_provider
 from svcconf.ai.client import StructuredAnswer, ask_structured, output_schema
 from svcconf.ai.errors import problems_of
-from svcconf.ai.input_budget import estimated_request_tokens, first_sent
 from svcconf.ai.pace import turn_max_tokens
-from svcconf.ai_chat_prompt import SYSTEM_PROMPT, build_messages, refused_turns, repair_turns
-from svcconf.ai_turn import ChatTurn, build_of, edits_of, salvage
-from svcconf.config import LintWarning, ServerConfig, lint_config
-from svcconf.config.answers import AnswerConfig
+from svcconf.ai.token_estimate import estimated_request_tokens
+from svcconf.api import budget
+from svcconf.config import ServerConfig, lint_config
 from svcconf.config.compact import expand
 from svcconf.config.edits import ConfigChange, EditsRejected, apply_edits, apply_prefix
-from svcconf.deploy_engine.steps import PlanItem
+from svcconf.conversation.envelope import ChatTurn, build_of, edits_of, salvage
+from svcconf.conversation.input_budget import first_sent
+from svcconf.conversation.models import (
+    MAX_QUICK_REPLIES,
+    MAX_QUICK_REPLY_LENGTH,
+    MAX_SUGGESTED_TEMPLATES,
+    Attachment,
+    ChatAnswer,
+    ChatMessage,
+    LiveGuildChecks,
+)
+from svcconf.conversation.prompt import SYSTEM_PROMPT, build_messages, refused_turns, repair_turns
 from svcconf.errors import BadRequest, FieldError
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 from svcconf.templates import TemplateSummary, suggest_templates
 
-MAX_MESSAGES = 100
-MAX_MESSAGE_LENGTH = 8000
-MAX_ATTACHMENTS = 10
-MAX_FILE_URLS = 10
-MAX_URL_LENGTH = 2048
-MAX_QUICK_REPLIES = 4
-MAX_QUICK_REPLY_LENGTH = 80
-MAX_SUGGESTED_TEMPLATES = 3
 # A repair round is not started with less time than this left: it would only turn a usable reply into a 504.
 MIN_REPAIR_SECONDS = 4.0
 # The output a repair round is given time for: the edits of an ordinary request, again.
@@ -65,100 +63,7 @@ _NO_IDS: dict[str, Any] = {
 }
 
 
-def _https_only(url: str) -> str:
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname
-    except ValueError:  # e.g. an unbalanced IPv6 bracket
-        host = None
-    if host is None or parts.scheme.lower() != "https" or any(c.isspace() for c in url):
-        raise PydanticCustomError("https_url", "must be an https:// URL")
-    if parts.username or parts.password:
-        raise PydanticCustomError("https_url", "must not carry credentials")
-    return url
-
-
-HttpsUrl = Annotated[
-    str,
-    Field(min_length=9, max_length=MAX_URL_LENGTH, examples=["https://example.com/rules.pdf"]),
-    AfterValidator(_https_only),
-]
-
-
-class ChatMessage(BaseModel):
-    role: Literal["user", "assistant"]
-    content: str = Field(min_length=1, max_length=MAX_MESSAGE_LENGTH)
-
-
-class Attachment(BaseModel):
-    """A file the user attached, by its https URL (the provider fetches it; this service never does)."""
-
-    url: HttpsUrl
-    name: str | None = Field(None, min_length=1, max_length=255)
-    media_type: Literal["image/jpeg", "image/png", "image/gif", "image/webp", "application/pdf"] | None = Field(
-        None, description="Guessed from the URL's file extension when absent (an image, else a PDF)."
-    )
-
-
-# openapi.json describes ServerConfig once, as requests take it (deployToChat's); a response schema of its own
-# would replace that component with the serialised form, where colors are integers only.
-_CONFIG_OR_NULL = {"anyOf": [{"$ref": "#/components/schemas/ServerConfig"}, {"type": "null"}]}
-
-
-class ChatAnswer(BaseModel):
-    reply: str
-    config: Annotated[AnswerConfig | None, WithJsonSchema(_CONFIG_OR_NULL)] = Field(
-        description="A configuration valid per the schema, or null while there is none (never an invalid one)."
-    )
-    quick_replies: list[str] = Field(max_length=MAX_QUICK_REPLIES)
-    suggested_templates: list[TemplateSummary] = Field(max_length=MAX_SUGGESTED_TEMPLATES)
-    is_complete: bool
-    changes: list[ConfigChange] = Field(
-        description="What this turn changed: `{op, path, old, new}`, paths as `config`'s."
-    )
-    warnings: list[LintWarning] = Field(
-        description="The permission-safety lint of `config`; with guild_id, also what the dry run warns of (what "
-        "the plan deletes and keeps, the channels you cannot view)."
-    )
-    plan: list[PlanItem] | None = Field(
-        None,
-        description="With guild_id: what a deploy of `config` with `prune` would do there (a rename or move is an "
-        "`update`, what the conversation removed a `delete`).",
-    )
-    plan_id: str | None = Field(None, description="With guild_id: the plan's id, for a deploy's `confirm`.")
-    problems: list[FieldError] | None = Field(
-        None,
-        description="With guild_id: what a deploy of `config` there would refuse, one per configuration path "
-        "(`[]`: it would pass).",
-    )
-    history_trimmed: int = Field(
-        0,
-        ge=0,
-        description="How many of the oldest messages were left out of what the model was sent, to keep the turn "
-        "within its input budget (the configuration carries what they decided).",
-    )
-
-
-class GuildReview(BaseModel):
-    """What a deploy of one configuration to the live guild would do, and refuse."""
-
-    plan: list[PlanItem] | None
-    plan_id: str | None = None
-    problems: list[FieldError]
-
-
-class LiveGuildChecks(Protocol):
-    """The live guild a conversation is about (svcconf.ai_chat_guild): what the bot and the caller may grant there,
-    as the model is told it, and what a deploy of a configuration would do and refuse there."""
-
-    def grants(self) -> dict[str, Any]: ...
-
-    def review(self, config: ServerConfig | None) -> GuildReview: ...
-
-    def warnings(self, config: ServerConfig | None) -> list[LintWarning]: ...
-
-
-def chat(
+def take_turn(
     *,
     messages: list[ChatMessage],
     current_config: dict[str, Any] | None = None,

@@ -1,5 +1,5 @@
 """Starting from what exists: a live guild or a native server template read as a configuration (deployToChat
-`export` and `import`); the live guild as svcAiChat with `guild_id` reads it (svcconf.ai_chat_guild).
+`export` and `import`); the live guild as svcAiChat with `guild_id` reads it (svcconf.conversation.live_guild).
 
 Reading a guild takes what a deploy takes: the caller manages it (403) and the bot is in it (409 with the
 install link). The conversions themselves are pure (`deploy/export.py`, `deploy/native_template.py`).
@@ -13,10 +13,11 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from svcconf import caller_rights
-from svcconf.auth import BearerUser
+from svcconf.accounts.chat_account import managed_guild
+from svcconf.api.auth import BearerUser
+from svcconf.api.pasted_links import link_parts
 from svcconf.caller_rights import CallerStanding, CallerView
 from svcconf.chat import UnknownGuild, get_chat_client
-from svcconf.chat_accounts import managed_guild
 from svcconf.config import LintWarning
 from svcconf.config.answers import AnswerConfig
 from svcconf.deploy_engine.export import export_config
@@ -24,7 +25,6 @@ from svcconf.deploy_engine.live import read_live_guild
 from svcconf.deploy_engine.native_template import template_config
 from svcconf.deployments.requests import BotNotInGuild, install_url
 from svcconf.errors import BadRequest
-from svcconf.links import link_parts
 from svcconf.settings import get_settings
 
 # Codes are case-sensitive: passed on exactly as written.

@@ -11,17 +11,17 @@ from __future__ import annotations
 from typing import Any
 
 from svcconf import caller_rights
-from svcconf.ai_chat import GuildReview
-from svcconf.auth import BearerUser
+from svcconf.api.auth import BearerUser
 from svcconf.caller_rights import CallerStanding, CallerView
 from svcconf.caller_rights.grants import GrantNotAcknowledged
 from svcconf.config import ALL_PERMISSIONS, LintWarning, ServerConfig, from_bitfield
+from svcconf.conversation.models import GuildReview
 from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.plan import DeploymentPlan, plan_deployment
 from svcconf.deploy_engine.preflight import preflight_problems
+from svcconf.deployments.export_import import managed_live_guild
 from svcconf.deployments.requests import plan_warnings
 from svcconf.errors import BadRequest, FieldError
-from svcconf.guild_configs import managed_live_guild
 
 # The preflight names fields in a deploy request's body; svcAiChat's are the configuration's own (as `changes`).
 _REQUEST_PREFIX = "config."

@@ -16,7 +16,7 @@ from svcconf.config.permissions import MAX_CHANNELS, MAX_CHANNELS_PER_CATEGORY, 
 
 if TYPE_CHECKING:
     from svcconf.ai.errors import AiTruncated
-    from svcconf.ai_chat import Attachment, ChatMessage
+    from svcconf.conversation.models import Attachment, ChatMessage
     from svcconf.errors import FieldError
 
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")

@@ -1,4 +1,5 @@
-"""No import cycle in local/: every import counts, those under TYPE_CHECKING and inside functions too."""
+"""No import cycle in the layer (shared/svcconf) or in local/: every import counts, those under TYPE_CHECKING and
+inside functions too."""
 
 from __future__ import annotations
 
@@ -84,3 +85,7 @@ def test_an_import_under_type_checking_or_in_a_function_closes_a_cycle(tmp_path:
 
 def test_local_has_no_import_cycle():
     assert import_cycles(import_graph(ROOT, "local")) == []
+
+
+def test_the_layer_has_no_import_cycle():
+    assert import_cycles(import_graph(ROOT / "shared", "svcconf")) == []

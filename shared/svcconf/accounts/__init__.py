@@ -1,0 +1,2 @@
+"""A user's chat-platform account: sign-in, the link to the bearer user, their servers. May import the foundation,
+api, chat and store."""

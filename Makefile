@@ -125,7 +125,7 @@ openapi-check: venv
 
 test: lint build openapi-check clients-venv browser  ## everything CI runs: lint, build, openapi check, all tests, the quick benchmarks, the mutation gate
 	$(SAY) "pytest: unit, integration, infrastructure and end-to-end tests on 2 workers (a few minutes)"
-	$(PY) -m pytest -n 2 --dist loadfile
+	$(PY) -m pytest -n 2 --dist loadfile --durations=20
 	@$(MAKE) --no-print-directory bench-quick
 	@$(MAKE) --no-print-directory mutation-gate
 
@@ -151,9 +151,9 @@ MUTATE := nice -n 19 $(PY) -m local.mutation
 mutation: venv  ## mutation testing: all of shared/svcconf/ (long) or MODULES="svcconf/codes.py ...", a report per module
 	$(MUTATE) $(MODULES)
 
-mutation-gate: venv  ## the mutation gate of make test: the guarantees' modules, failing on a survivor not in the baseline
-	$(SAY) "mutation gate: $$(sed -n '/^\[gate\]/,/^\[modules\]/p' local/mutation/modules.toml | grep -c '^"svcconf/') modules of the layer under mutmut, one run each (minutes)"
-	$(MUTATE) --gate
+mutation-gate: venv  ## the mutation gate of make test: the guarantees' modules whose code or tests changed (FULL=1: all), failing on a survivor not in the baseline
+	$(SAY) "mutation gate: $$(sed -n '/^\[gate\]/,/^\[modules\]/p' local/mutation/modules.toml | grep -c '^"svcconf/') modules of the layer; each runs under mutmut only if it or its tests changed since its last passing run (a minute or two each)"
+	$(MUTATE) --gate $(if $(FULL),--full)
 
 mutation-baseline: venv  ## rewrite local/mutation/baseline.toml from the gate's survivors (after merges), keeping reasons; SAVED=1: from the last runs
 	$(MUTATE) --baseline $(if $(SAVED),--saved) $(MODULES)

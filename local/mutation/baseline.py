@@ -3,6 +3,9 @@
 A mutant is recognised by its module, its function and the lines it changes, not by mutmut's number, which shifts
 whenever the function gains or loses a mutation point. Rewriting the file keeps each reason given for a mutant
 that still survives and adds each new survivor with UNJUDGED as its reason, for a person to judge.
+
+Its [digests] table holds, per module, the digest (local/mutation/digest.py) of the module and its tests when its
+last run passed: the gate re-runs a module only when that digest changed.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ HEADER = """\
 # Surviving mutants judged equivalent: the gate (make mutation-gate, part of make test) lets these through and
 # fails on any other survivor. Each entry: the module, the function, the lines the mutant changes, and why no
 # test can tell it from the code. `make mutation-baseline` rewrites this file from a gate run, keeping reasons.
+# [digests]: each module's digest (its code and its tests) when its last gate run passed; the gate re-runs a module
+# only when its digest changed. A passing gate run records them: commit this file with the change.
 """
 
 
@@ -64,7 +69,14 @@ def rewritten(runs: Iterable[ModuleRun], previous: dict[tuple[str, str, str], Eq
     return sorted(set(kept), key=lambda entry: entry.key)
 
 
-def write(entries: list[Equivalent], path: Path = BASELINE) -> None:
+def load_digests(path: Path = BASELINE) -> dict[str, str]:
+    return dict(tomllib.loads(path.read_text()).get("digests", {})) if path.is_file() else {}
+
+
+def write(entries: list[Equivalent], path: Path = BASELINE, *, digests: dict[str, str] | None = None) -> None:
+    """Writes the entries and the digests (by default, the ones the file has now)."""
+    digests = load_digests(path) if digests is None else digests
+    table = "".join(f"{json.dumps(module)} = {json.dumps(digests[module])}\n" for module in sorted(digests))
     # json.dumps writes a TOML basic string: the same quotes and escapes.
     blocks = [
         "[[equivalent]]\n"
@@ -74,4 +86,4 @@ def write(entries: list[Equivalent], path: Path = BASELINE) -> None:
         f"reason = {json.dumps(entry.reason, ensure_ascii=False)}\n"
         for entry in entries
     ]
-    path.write_text(HEADER + "".join(f"\n{block}" for block in blocks))
+    path.write_text(HEADER + "\n[digests]\n" + table + "".join(f"\n{block}" for block in blocks))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from local.mutation import baseline
+from local.mutation import baseline, digest
 from local.mutation.run import ModuleRun, Mutant, mutant_change, mutated_functions
 
 MUTATED = """
@@ -72,3 +72,62 @@ def test_the_committed_baseline_gives_each_equivalent_mutant_a_reason() -> None:
     for entry in baseline.load().values():
         assert entry.reason.strip(), entry
         assert entry.change.startswith(("- ", "+ ")), entry
+
+
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_a_modules_digest_changes_with_its_code_its_tests_and_their_helpers_and_nothing_else(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setattr(digest, "ROOT", tmp_path)
+    monkeypatch.setattr(digest, "LAYER", tmp_path / "shared")
+    write_tree(
+        tmp_path,
+        {
+            "shared/svcconf/codes.py": "def f(): return 1\n",
+            "tests/conftest.py": "",
+            "tests/unit/test_codes.py": "from tests.helpers.clock import moved\n",
+            "tests/unit/test_other.py": "",
+            "tests/helpers/__init__.py": "",
+            "tests/helpers/clock.py": "moved = 1\n",
+            "tests/helpers/unused.py": "",
+        },
+    )
+    selection = ["tests/unit/test_codes.py"]
+    first = digest.selection_digest("svcconf/codes.py", selection)
+
+    def after(relative: str, text: str) -> str:
+        write_tree(tmp_path, {relative: text})
+        return digest.selection_digest("svcconf/codes.py", selection)
+
+    assert after("tests/unit/test_other.py", "x = 1\n") == first
+    assert after("tests/helpers/unused.py", "x = 1\n") == first
+    seen = {first}
+    for relative, text in [
+        ("shared/svcconf/codes.py", "def f(): return 2\n"),
+        ("tests/unit/test_codes.py", "from tests.helpers.clock import moved\nx = 2\n"),
+        ("tests/helpers/clock.py", "moved = 2\n"),
+        ("tests/conftest.py", "y = 1\n"),
+    ]:
+        changed = after(relative, text)
+        assert changed not in seen, relative
+        seen.add(changed)
+    assert digest.selection_digest("svcconf/codes.py", [*selection, "tests/unit/test_other.py"]) not in seen
+
+
+def test_a_rewrite_keeps_the_recorded_digests_and_a_gate_can_replace_them(tmp_path: Path) -> None:
+    path = tmp_path / "baseline.toml"
+    entry = baseline.Equivalent("svcconf/codes.py", "resolve_code", "- a\n+ b", "no caller passes it")
+    baseline.write([entry], path, digests={"svcconf/codes.py": "0123456789abcdef"})
+
+    baseline.write([entry], path)  # a rewrite of the entries alone
+    assert baseline.load_digests(path) == {"svcconf/codes.py": "0123456789abcdef"}
+    assert list(baseline.load(path).values()) == [entry]
+
+    baseline.write([entry], path, digests={"svcconf/codes.py": "fedcba9876543210", "svcconf/api/auth.py": "1" * 16})
+    assert baseline.load_digests(path) == {"svcconf/api/auth.py": "1" * 16, "svcconf/codes.py": "fedcba9876543210"}

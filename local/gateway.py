@@ -26,7 +26,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from local.docs import docs_answer, is_docs_path, root_answer
 from local.lambda_runtime import FunctionRuntime, InvocationError
-from local.template import LOCAL_ACCOUNT_ID, FunctionSpec, Template, api_functions
+from local.template import LOCAL_ACCOUNT_ID, FunctionSpec, IntrinsicResolver, Template, api_functions
 
 STAGE = "local"
 OPENAPI_FILE = "openapi.json"  # committed beside template.yaml
@@ -64,12 +64,17 @@ def _route_pattern(path: str) -> re.Pattern[str]:
 
 
 def gateway_responses(tpl: Template) -> dict[str, dict[str, Any]]:
-    """The GatewayResponses of the template's REST API (the service has one)."""
+    """The GatewayResponses of the template's REST API (the service has one), their header values resolved with
+    the parameters' defaults (the CORS origin is `!Sub "'${CorsAllowOrigin}'"`)."""
     found: dict[str, dict[str, Any]] = {}
     for resource in tpl.resources.values():
         if resource.get("Type") == "AWS::Serverless::Api":
             found.update((resource.get("Properties") or {}).get("GatewayResponses") or {})
-    return found
+    resolver = IntrinsicResolver(tpl)
+    return {
+        name: {**configured, "ResponseParameters": resolver.resolve(configured.get("ResponseParameters") or {})}
+        for name, configured in found.items()
+    }
 
 
 @dataclass

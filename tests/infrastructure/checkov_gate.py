@@ -47,7 +47,7 @@ def baseline_problems(skips: list[Skip]) -> list[str]:
         if not skip.check.startswith("CKV_"):
             problems.append(f"an entry names no checkov check: {skip}")
         if not skip.resources:
-            problems.append(f"{skip.check}: no resources (use [\"*\"] for every one)")
+            problems.append(f'{skip.check}: no resources (use ["*"] for every one)')
         if len(skip.reason) < 40:
             problems.append(f"{skip.check}: a skip needs its reason (a sentence or more), got {skip.reason!r}")
     duplicated = [check for check, n in Counter(skip.check for skip in skips).items() if n > 1]

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from svcconf.deploy_engine.live import LiveGuild
 
 # What the planners' callers use; the plan's data lives in svcconf.deploy_engine.steps.
-__all__ = ["DeploymentPlan", "PlanItem", "plan_deployment"]
+__all__ = ["plan_deployment"]
 
 # ---------------------------------------------------------------- names a deploy must tell apart
 

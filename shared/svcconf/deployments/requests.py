@@ -24,9 +24,10 @@ from svcconf.config.lint import LintWarning, lint_config
 from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
 from svcconf.deploy_engine.matching import with_ids
-from svcconf.deploy_engine.plan import DeploymentPlan, plan_deployment
+from svcconf.deploy_engine.plan import plan_deployment
 from svcconf.deploy_engine.preflight import preflight_problems
 from svcconf.deploy_engine.prune import deletion_warnings
+from svcconf.deploy_engine.steps import DeploymentPlan
 from svcconf.deployments import quota as creation_quota
 from svcconf.deployments.answers import DeploymentView, DryRun, view
 from svcconf.deployments.common import LOCK_SECONDS, deployment_repository, job_of, planned_steps, rollback_plan

@@ -47,7 +47,7 @@ def generate() -> str:
     from aws_lambda_powertools.event_handler.openapi.models import Contact, License, Server, ServerVariable, Tag
 
     from local.template import api_functions, load_template
-    from svcconf.api.resolver import SECURITY_SCHEMES
+    from svcconf.api.responses import SECURITY_SCHEMES
 
     merge = OpenAPIMerge(
         title=TITLE,

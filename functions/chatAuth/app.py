@@ -11,7 +11,8 @@ from pydantic import BaseModel, Field
 from svcconf.accounts.chat_account import ChatIdentity, sign_in
 from svcconf.api.auth import BearerUser, optional_bearer_user
 from svcconf.api.examples import CHAT_AUTH_ANSWERS, CHAT_AUTH_REQUESTS
-from svcconf.api.resolver import create_app, error_responses, lambda_entry_point, request_examples, success
+from svcconf.api.resolver import create_app, lambda_entry_point
+from svcconf.api.responses import error_responses, request_examples, success
 from svcconf.observability import metrics
 
 

@@ -11,27 +11,12 @@ from pydantic import BaseModel, Field, RootModel
 from svcconf.api.auth import BearerUser, bearer_user
 from svcconf.api.examples import DEPLOY_ANSWERS, DEPLOY_QUEUED, DEPLOY_REQUESTS
 from svcconf.api.fields import Snowflake
-from svcconf.api.resolver import (
-    BEARER_AUTH,
-    BEARER_ERRORS,
-    MIB,
-    create_app,
-    error_responses,
-    lambda_entry_point,
-    request_examples,
-    success,
-)
+from svcconf.api.resolver import MIB, create_app, lambda_entry_point
+from svcconf.api.responses import BEARER_AUTH, BEARER_ERRORS, error_responses, request_examples, success
 from svcconf.config import ServerConfig
+from svcconf.deployments.answers import DeploymentView, DryRun
 from svcconf.deployments.export_import import ExportAnswer, ImportAnswer, export_guild, import_template
-from svcconf.deployments.requests import (
-    DeploymentView,
-    DryRun,
-    deploy,
-    dry_run,
-    info,
-    rollback,
-    rollback_dry_run,
-)
+from svcconf.deployments.requests import deploy, dry_run, info, rollback, rollback_dry_run
 from svcconf.limits import platform_reads
 
 ProjectId = Annotated[

@@ -10,7 +10,8 @@ from pydantic import BaseModel
 from svcconf.accounts.chat_account import GuildSummary, accessible_guilds
 from svcconf.api.auth import BearerUser, bearer_user
 from svcconf.api.examples import GUILDS_ANSWERS
-from svcconf.api.resolver import BEARER_AUTH, BEARER_ERRORS, create_app, error_responses, lambda_entry_point, success
+from svcconf.api.resolver import create_app, lambda_entry_point
+from svcconf.api.responses import BEARER_AUTH, BEARER_ERRORS, error_responses, success
 
 
 class GuildList(BaseModel):

@@ -12,15 +12,8 @@ from pydantic import BaseModel, Field
 from svcconf.api.auth import BotCaller, bot_caller
 from svcconf.api.examples import CONFIG_BY_CODE_ANSWERS, CONFIG_BY_CODE_REQUESTS
 from svcconf.api.fields import DeploymentCodeText
-from svcconf.api.resolver import (
-    BOT_ERRORS,
-    BOT_TOKEN_AUTH,
-    create_app,
-    error_responses,
-    lambda_entry_point,
-    request_examples,
-    success,
-)
+from svcconf.api.resolver import create_app, lambda_entry_point
+from svcconf.api.responses import BOT_ERRORS, BOT_TOKEN_AUTH, error_responses, request_examples, success
 from svcconf.codes import resolve_code
 from svcconf.config.answers import NullsLeftOut
 from svcconf.observability import metrics

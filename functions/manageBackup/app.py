@@ -11,16 +11,8 @@ from pydantic import BaseModel, Field, RootModel
 from svcconf.api.auth import BotCaller, bot_caller
 from svcconf.api.examples import BACKUP_ANSWERS, BACKUP_CREATED, BACKUP_REQUESTS
 from svcconf.api.fields import Snowflake
-from svcconf.api.resolver import (
-    BOT_ERRORS,
-    BOT_TOKEN_AUTH,
-    MIB,
-    create_app,
-    error_responses,
-    lambda_entry_point,
-    request_examples,
-    success,
-)
+from svcconf.api.resolver import MIB, create_app, lambda_entry_point
+from svcconf.api.responses import BOT_ERRORS, BOT_TOKEN_AUTH, error_responses, request_examples, success
 from svcconf.backups.archive import BackupCreated, BackupFetched, BackupList, create_backup, fetch_backup, list_backups
 from svcconf.observability import metrics
 

@@ -10,15 +10,8 @@ from pydantic import BaseModel, Field
 
 from svcconf.api.auth import BearerUser, admin_user
 from svcconf.api.examples import SEED_JOB, SEED_REQUESTS, SEED_RUNNING, SEED_STARTED
-from svcconf.api.resolver import (
-    BEARER_AUTH,
-    BEARER_ERRORS,
-    create_app,
-    error_responses,
-    lambda_entry_point,
-    request_examples,
-    success,
-)
+from svcconf.api.resolver import create_app, lambda_entry_point
+from svcconf.api.responses import BEARER_AUTH, BEARER_ERRORS, error_responses, request_examples, success
 from svcconf.errors import BadRequest
 from svcconf.templates.seeding import DEFAULT_COUNT, MAX_COUNT, MIN_COUNT, SeedAnswer, read_job, start_seeding
 

@@ -15,16 +15,8 @@ from svcconf.api.auth import BearerUser, bearer_user
 from svcconf.api.examples import AI_CHAT_ANSWERS, AI_CHAT_REQUESTS
 from svcconf.api.fields import Snowflake
 from svcconf.api.near_miss import ShapedAs
-from svcconf.api.resolver import (
-    BEARER_AUTH,
-    BEARER_ERRORS,
-    MIB,
-    create_app,
-    error_responses,
-    lambda_entry_point,
-    request_examples,
-    success,
-)
+from svcconf.api.resolver import MIB, create_app, lambda_entry_point
+from svcconf.api.responses import BEARER_AUTH, BEARER_ERRORS, error_responses, request_examples, success
 from svcconf.config import ServerConfig
 from svcconf.conversation.models import (
     MAX_ATTACHMENTS,

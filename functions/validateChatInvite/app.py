@@ -10,15 +10,8 @@ from pydantic import BaseModel, Field
 
 from svcconf.api.auth import BearerUser, bearer_user
 from svcconf.api.examples import INVITE_ANSWERS, INVITE_REQUESTS
-from svcconf.api.resolver import (
-    BEARER_AUTH,
-    BEARER_ERRORS,
-    create_app,
-    error_responses,
-    lambda_entry_point,
-    request_examples,
-    success,
-)
+from svcconf.api.resolver import create_app, lambda_entry_point
+from svcconf.api.responses import BEARER_AUTH, BEARER_ERRORS, error_responses, request_examples, success
 from svcconf.invites import InviteValidation, validate_invite
 from svcconf.limits import platform_reads
 from svcconf.observability import metrics

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from local.template import api_functions, load_template
-from svcconf.api.resolver import BEARER_AUTH, BOT_TOKEN_AUTH
+from svcconf.api.responses import BEARER_AUTH, BOT_TOKEN_AUTH
 from tests.helpers.handlers import ApiResponse, LambdaContext
 
 ROOT = Path(__file__).resolve().parents[2]

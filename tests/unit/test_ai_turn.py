@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from svcconf.config.schema import Channel
+from svcconf.config.channels import Channel
 from svcconf.conversation.envelope import ChatTurn
 
 

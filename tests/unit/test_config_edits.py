@@ -7,7 +7,8 @@ import pytest
 from local.samples import large_community
 from svcconf.config import ServerConfig
 from svcconf.config.access import VIEW_CHANNEL_BIT, config_access
-from svcconf.config.edits import NO_ID_EDITS, Edit, EditsRejected, apply_edits, apply_prefix
+from svcconf.config.apply_edits import apply_edits, apply_prefix
+from svcconf.config.edits import NO_ID_EDITS, Edit, EditsRejected
 from svcconf.errors import FieldError
 
 START = ServerConfig.model_validate(

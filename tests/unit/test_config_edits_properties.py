@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from svcconf.config import CHANNEL_TYPES, from_bitfield
 from svcconf.config.access import config_access, place_label
-from svcconf.config.edits import Edit, apply_edits
+from svcconf.config.apply_edits import apply_edits
+from svcconf.config.edits import Edit
 from tests.helpers.generated_configs import OVERWRITE_PERMISSIONS, configurations
 
 

@@ -12,8 +12,8 @@ from local.ai_model import LOCAL_API_KEY, Request, instance_of, responder
 from local.ai_model.chat import THEMES, chat_turn
 from local.ai_model.responders import answer
 from svcconf.config import ServerConfig
+from svcconf.config.apply_edits import apply_edits
 from svcconf.config.compact import expand
-from svcconf.config.edits import apply_edits
 from svcconf.conversation.envelope import ChatTurn, build_of, edits_of
 from svcconf.conversation.models import ChatMessage as Message
 from svcconf.conversation.prompt import build_messages

@@ -4,7 +4,8 @@ Every answer, success or error, leaves through here: the body limits (413), the 
 body decoder (`strict_json`), auth before body validation (with Powertools' public APIs only), pydantic
 validation errors as the contract's 400 with one `details` entry per field, domain errors with their status,
 unknown routes (404), other methods (405), unexpected exceptions (500 with `requestId`, nothing else), and the
-`x-request-id` header on all of them.
+`x-request-id` header on all of them. The 400's `details` are worded in `validation_details.py`; what openapi.json
+says the operations answer is `responses.py`.
 """
 
 from __future__ import annotations
@@ -26,23 +27,21 @@ from aws_lambda_powertools.event_handler import (
 )
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
-from aws_lambda_powertools.event_handler.openapi.models import Example
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.logging import correlation_paths
 
 from svcconf.api import budget, strict_json
 from svcconf.api.near_miss import near_misses
+from svcconf.api.responses import REQUEST_ID_HEADER
+from svcconf.api.validation_details import validation_details
 from svcconf.errors import (
     BadRequest,
     ErrorBody,
-    FieldError,
-    LimitBody,
     MethodNotAllowed,
     NotFound,
     PayloadTooLarge,
     ServiceError,
     UnsupportedMediaType,
-    field_path,
     reason_phrase,
 )
 from svcconf.observability import logger, metrics
@@ -52,155 +51,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
-    from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse, OpenAPIResponseHeader
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
 KIB = 1024
 MIB = 1024 * KIB
-REQUEST_ID_HEADER = "x-request-id"
 _TRANSPORT_REFUSAL = "svc_transport_refusal"  # key in the resolver's per-request context
-
-BEARER_AUTH = "bearerAuth"
-BOT_TOKEN_AUTH = "botToken"  # noqa: S105 - the name of a security scheme, not a secret
-SECURITY_SCHEMES: dict[str, Any] = {
-    BEARER_AUTH: {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"},
-    BOT_TOKEN_AUTH: {"type": "apiKey", "in": "header", "name": "x-bot-token"},
-}
-
-_HUMAN_MESSAGES = {
-    "missing": "is required",
-    "json_invalid": "is not valid JSON",
-    "model_attributes_type": "must be a JSON object",
-    "dict_type": "must be a JSON object",
-    "model_type": "must be a JSON object",
-}
-
-
-# Every operation can answer these: the transport rules (docs/03-api.md, Transport) and API Gateway's own answers.
-TRANSPORT_ERRORS: dict[int, str] = {
-    400: "a field is invalid, is a near miss of a known one (`current_config`: did you mean `currentConfig`?), or the "
-    "body is not a JSON object; `details` names each field as a path",
-    405: "the method is not POST (the `Allow` header says so)",
-    413: "the body is larger than the operation's limit",
-    415: "a body was sent whose Content-Type is not application/json",
-    429: "API Gateway throttled the request; try again shortly",
-    500: "an unexpected failure; `requestId` names it in the service's logs",
-    502: "the function behind API Gateway failed",
-    504: "the function did not answer within API Gateway's time limit",
-}
-# The errors of each kind of authentication (docs/03-api.md, Authentication), for the operations that use it.
-BEARER_ERRORS: dict[int, str] = {
-    401: "the bearer token is missing, malformed, expired, badly signed, or of the wrong issuer or audience",
-    503: "bearer authentication is not configured, or its signing keys cannot be fetched right now",
-}
-BOT_ERRORS: dict[int, str] = {
-    403: "the x-bot-token header is missing or wrong",
-    503: "no bot token is configured on the service",
-}
-REQUEST_ID_DOC: dict[str, OpenAPIResponseHeader] = {
-    REQUEST_ID_HEADER: {
-        "description": "The request's id (API Gateway's, or the local runner's); error bodies of 5xx repeat it.",
-        "schema": {"type": "string"},
-    }
-}
-
-
-def success(description: str, model: Any, examples: Mapping[str, Any]) -> OpenAPIResponse:
-    """An operation's success answer: its model, one example per action (name -> body) and the request id."""
-    return {
-        "description": description,
-        "headers": REQUEST_ID_DOC,
-        "content": {
-            content_types.APPLICATION_JSON: {
-                "model": model,
-                "examples": {name: {"value": body} for name, body in examples.items()},
-            }
-        },
-    }
-
-
-def request_examples(examples: Mapping[str, Any]) -> dict[str, Example]:
-    """`Body(openapi_examples=...)`: one request example per action (name -> body)."""
-    return {name: Example(value=body) for name, body in examples.items()}
-
-
-def error_responses(own: Mapping[int, str] | None = None, *, limited: bool = False) -> dict[int, OpenAPIResponse]:
-    """Every error an operation can answer, all with the contract's body: its own (status -> when) and the
-    transport's, which its own may reword. `limited`: the operation counts against the limits per user (its 429
-    names the limit, with `Retry-After`) and the users' share of the bot's rate (a 503 with `Retry-After`)."""
-    meanings = {**TRANSPORT_ERRORS, **(LIMIT_ERRORS if limited else {}), **(own or {})}
-    if limited:
-        known = meanings.get(HTTPStatus.SERVICE_UNAVAILABLE)
-        meanings[HTTPStatus.SERVICE_UNAVAILABLE] = f"{known}; or {BOT_SHARE_FULL}" if known else BOT_SHARE_FULL
-
-    def headers(status: int) -> dict[str, OpenAPIResponseHeader]:
-        retry = limited and status in (HTTPStatus.TOO_MANY_REQUESTS, HTTPStatus.SERVICE_UNAVAILABLE)
-        allow = status == HTTPStatus.METHOD_NOT_ALLOWED
-        return {**REQUEST_ID_DOC, **(_ALLOW_DOC if allow else {}), **(_RETRY_AFTER_DOC if retry else {})}
-
-    return {
-        status: {
-            "description": f"{reason_phrase(status)}: {meanings[status]}.",
-            "headers": headers(status),
-            "content": {
-                content_types.APPLICATION_JSON: {
-                    "model": LimitBody if limited and status == HTTPStatus.TOO_MANY_REQUESTS else ErrorBody
-                }
-            },
-        }
-        for status in sorted(meanings)
-    }
-
-
-# The limits per user (svcconf.limits, docs/07-operations.md, Limits), for the operations they count.
-LIMIT_ERRORS: dict[int, str] = {
-    429: "a limit per user is reached: `limit` names it and `retry_after` (the `Retry-After` header) says in how "
-    "many seconds it frees; without `limit`, API Gateway throttled the request",
-}
-BOT_SHARE_FULL = "the users' share of the bot's rate on the chat platform is taken this second (`Retry-After: 1`)"
-_RETRY_AFTER_DOC: dict[str, OpenAPIResponseHeader] = {
-    "Retry-After": {
-        "description": "Whole seconds to wait before trying again (a limit per user, or the bot's share).",
-        "schema": {"type": "integer", "minimum": 1},
-    }
-}
-
-
-_ALLOW_DOC: dict[str, OpenAPIResponseHeader] = {
-    "Allow": {"description": "The methods the operation allows: POST.", "schema": {"type": "string"}}
-}
-
-
-def _without_union_tag(loc: tuple[Any, ...], body: Any) -> tuple[Any, ...]:
-    """pydantic puts a discriminated union's tag into the loc (body.deploy.config...); the caller sent none."""
-    tagged = len(loc) > 1 and isinstance(body, dict) and isinstance(loc[1], str) and loc[1] not in body
-    return (loc[0], *loc[2:]) if tagged and loc[1] in body.values() else loc
-
-
-def _union_tag_detail(error: Mapping[str, Any]) -> FieldError:
-    context = error.get("ctx") or {}
-    discriminator = str(context.get("discriminator", "")).strip("'") or "body"
-    if error.get("type") == "union_tag_not_found":
-        return FieldError(field=discriminator, message="is required")
-    expected = str(context.get("expected_tags", "")).replace("'", "")
-    return FieldError(field=discriminator, message=f"must be one of: {expected}")
-
-
-def _details_from(exc: RequestValidationError, body: Any = None) -> list[FieldError]:
-    details: list[FieldError] = []
-    for error in exc.errors():
-        kind = error.get("type", "")
-        if kind in ("union_tag_invalid", "union_tag_not_found"):
-            details.append(_union_tag_detail(error))
-            continue
-        loc = _without_union_tag(tuple(error.get("loc", ())), body)
-        if kind == "json_invalid":
-            loc = ("body",)  # Powertools adds the character offset
-        if loc == ("body",) and kind == "missing":
-            kind = "model_type"  # a JSON null body
-        message = _HUMAN_MESSAGES.get(kind) or error.get("msg") or "is invalid"
-        details.append(FieldError(field=field_path(loc), message=message))
-    return details
 
 
 def _dependencies_of(func: Callable[..., Any]) -> dict[str, Callable[..., Any]]:
@@ -429,7 +284,7 @@ class OperationResolver(APIGatewayRestResolver):
             return self._service_error(refusal)
         except Exception as failure:  # a failing dependency is answered like any other failure
             return self._unexpected(failure)
-        details = _details_from(exc, self._json_body_or_none())
+        details = validation_details(exc, self._json_body_or_none())
         summary = f"{details[0].field}: {details[0].message}" if len(details) == 1 else f"{len(details)} invalid fields"
         ending = "" if summary.endswith(("?", ".")) else "."
         return self.error_response(BadRequest(f"Invalid request: {summary}{ending}", details=details))

@@ -1,7 +1,10 @@
-"""The server configuration: its schema, its permission-safety lint and the chat platform's permission vocabulary."""
+"""The server configuration: its schema, its permission-safety lint and the chat platform's permission vocabulary.
+May import: the foundation (errors, settings, clock, observability), nothing else.
+"""
 
 from __future__ import annotations
 
+from svcconf.config.channels import Category, Channel, ChannelType, ForumTag, Overwrite, platform_channel_name
 from svcconf.config.lint import LINT_RULES, LintRule, LintWarning, lint_config
 from svcconf.config.permissions import (
     ALL_PERMISSIONS,
@@ -22,18 +25,9 @@ from svcconf.config.permissions import (
     has_permission,
     to_bitfield,
 )
-from svcconf.config.schema import (
-    EVERYONE,
-    Category,
-    Channel,
-    ChannelType,
-    ForumTag,
-    Overwrite,
-    Role,
-    ServerConfig,
-    Settings,
-    platform_channel_name,
-)
+from svcconf.config.roles import EVERYONE, Role
+from svcconf.config.schema import ServerConfig
+from svcconf.config.server_settings import Settings
 
 __all__ = [
     "ALL_PERMISSIONS",

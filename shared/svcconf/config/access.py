@@ -18,8 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
+from svcconf.config.channels import Channel, Overwrite, platform_channel_name
 from svcconf.config.permissions import ALL_PERMISSIONS, CHANNEL_TYPES, PERMISSION_BITS, from_bitfield
-from svcconf.config.schema import EVERYONE, Channel, Overwrite, ServerConfig, platform_channel_name
+from svcconf.config.roles import EVERYONE
+from svcconf.config.schema import ServerConfig
 
 _MASKS = {name: 1 << bit for name, bit in PERMISSION_BITS.items()}
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from svcconf.config.schema import EVERYONE, ServerConfig
+from svcconf.config.roles import EVERYONE
+from svcconf.config.schema import ServerConfig
 
 ROLE_PRESETS: dict[str, list[str]] = {
     "admin": ["ADMINISTRATOR"],

@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from svcconf.config.access import VIEW_CHANNEL_BIT, Place, access_in, channel_place, config_holders, overwrite_bits
+from svcconf.config.channels import Category, Channel, Overwrite, platform_channel_name
 from svcconf.config.permissions import ADMINISTRATOR, CHANNEL_TYPES
-from svcconf.config.schema import EVERYONE, Category, Channel, Overwrite, ServerConfig, platform_channel_name
+from svcconf.config.roles import EVERYONE
+from svcconf.config.schema import ServerConfig
 from svcconf.errors import field_path
 
 # What no member should hold just for being on the server (ADMINISTRATOR grants all of them): the power to run it,

@@ -13,8 +13,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from svcconf.config.channels import Category, Channel, Overwrite
 from svcconf.config.edits import Edit
-from svcconf.config.schema import Category, Channel, Overwrite, Role, ServerConfig
+from svcconf.config.roles import Role
+from svcconf.config.schema import ServerConfig
 
 _LISTS = ("roles", "categories", "channels")
 # Ids are the platform's: the service keeps them through the model's edits, and the model never writes one.

@@ -17,8 +17,9 @@ from svcconf.caller_rights.grants import GrantNotAcknowledged
 from svcconf.config import ALL_PERMISSIONS, LintWarning, ServerConfig, from_bitfield
 from svcconf.conversation.models import GuildReview
 from svcconf.deploy_engine.export import export_config
-from svcconf.deploy_engine.plan import DeploymentPlan, plan_deployment
+from svcconf.deploy_engine.plan import plan_deployment
 from svcconf.deploy_engine.preflight import preflight_problems
+from svcconf.deploy_engine.steps import DeploymentPlan
 from svcconf.deployments.export_import import managed_live_guild
 from svcconf.deployments.requests import plan_warnings
 from svcconf.errors import BadRequest, FieldError

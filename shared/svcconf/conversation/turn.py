@@ -32,8 +32,9 @@ from svcconf.ai.pace import turn_max_tokens
 from svcconf.ai.token_estimate import estimated_request_tokens
 from svcconf.api import budget
 from svcconf.config import ServerConfig, lint_config
+from svcconf.config.apply_edits import apply_edits, apply_prefix
 from svcconf.config.compact import expand
-from svcconf.config.edits import ConfigChange, EditsRejected, apply_edits, apply_prefix
+from svcconf.config.edits import ConfigChange, EditsRejected
 from svcconf.conversation.envelope import ChatTurn, build_of, edits_of, salvage
 from svcconf.conversation.input_budget import first_sent
 from svcconf.conversation.models import (

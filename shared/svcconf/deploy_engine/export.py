@@ -34,7 +34,8 @@ from svcconf.config import (
     lint_config,
     to_bitfield,
 )
-from svcconf.config.schema import Emoji, platform_channel_name
+from svcconf.config.channels import platform_channel_name
+from svcconf.config.field_types import Emoji
 from svcconf.config.vocabulary import (
     DEFAULT_NOTIFICATIONS,
     EXPLICIT_CONTENT_FILTERS,

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from svcconf.chat import Channel, Role
 from svcconf.config import ALL_PERMISSIONS, CHANNEL_TYPES, EVERYONE, PERMISSION_BITS
 from svcconf.config.access import VOICE_TYPES, Access, OverwriteBits, Place, effective_access, place_label
-from svcconf.config.schema import platform_channel_name
+from svcconf.config.channels import platform_channel_name
 from svcconf.deploy_engine.attributes import GuildSettings
 from svcconf.deploy_engine.steps import ROLE_OVERWRITE
 

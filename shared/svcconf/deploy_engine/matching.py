@@ -15,7 +15,7 @@ from svcconf.chat import Channel as LiveChannel
 from svcconf.chat import Role as LiveRole
 from svcconf.config import CHANNEL_TYPES, Category, ServerConfig
 from svcconf.config import Channel as ConfigChannel
-from svcconf.config.schema import platform_channel_name
+from svcconf.config.channels import platform_channel_name
 from svcconf.deploy_engine.live import LiveGuild
 from svcconf.deploy_engine.steps import category_key, channel_key, role_key
 

@@ -27,7 +27,7 @@ from svcconf.deploy_engine.journal import (
     role_fields,
 )
 from svcconf.deploy_engine.live import LiveGuild
-from svcconf.deploy_engine.plan import reorder_within_slots
+from svcconf.deploy_engine.plan_roles import reorder_within_slots
 from svcconf.deploy_engine.restore import Recreation
 from svcconf.deploy_engine.steps import (
     ROLE_OVERWRITE,

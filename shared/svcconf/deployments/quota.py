@@ -13,8 +13,8 @@ from svcconf.chat import ChatClient
 from svcconf.chat.client import CREATE_ROUTES
 from svcconf.config.lint import LintWarning
 from svcconf.deploy_engine.apply import StepOutcome
-from svcconf.deploy_engine.plan import DeploymentPlan
 from svcconf.deploy_engine.quota import FIELDS, PLAN_KINDS, Observed, QuotaFigures, QuotaKind, figures, warning_message
+from svcconf.deploy_engine.steps import DeploymentPlan
 from svcconf.settings import get_settings
 from svcconf.store.quota import QuotaRepository
 

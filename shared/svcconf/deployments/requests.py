@@ -2,17 +2,15 @@
 
 It checks who may deploy where, reads the live guild, plans, runs the preflight, and either answers the dry run or
 queues the deployment under the guild's lock with a deployment code (409 when the guild is busy, the bot is not in
-it or the preflight fails), with a warning when the platform's creation quota will make it wait.
+it or the preflight fails), with a warning when the platform's creation quota will make it wait. What it answers
+is modelled in `answers.py`.
 """
 
 from __future__ import annotations
 
 import secrets
-from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlencode
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from svcconf import caller_rights, codes
 from svcconf.accounts.chat_account import managed_guild
@@ -22,28 +20,22 @@ from svcconf.caller_rights import CallerView
 from svcconf.chat import ChatError, UnknownGuild, get_chat_client
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig, to_bitfield
-from svcconf.config.answers import AnswerConfig
 from svcconf.config.lint import LintWarning, lint_config
 from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
 from svcconf.deploy_engine.matching import with_ids
-from svcconf.deploy_engine.plan import DeploymentPlan, PlanItem, plan_deployment
+from svcconf.deploy_engine.plan import plan_deployment
 from svcconf.deploy_engine.preflight import preflight_problems
 from svcconf.deploy_engine.prune import deletion_warnings
+from svcconf.deploy_engine.steps import DeploymentPlan
 from svcconf.deployments import quota as creation_quota
+from svcconf.deployments.answers import DeploymentView, DryRun, view
 from svcconf.deployments.common import LOCK_SECONDS, deployment_repository, job_of, planned_steps, rollback_plan
-from svcconf.deployments.quota import QuotaWarning
 from svcconf.errors import Conflict, NotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 from svcconf.store import queues
-from svcconf.store.deployment_records import (
-    DeploymentKind,
-    DeploymentRecord,
-    DeploymentStatus,
-    GuildBusy,
-    Steps,
-)
+from svcconf.store.deployment_records import DeploymentKind, DeploymentRecord, GuildBusy
 
 # The permissions a bot needs to deploy at all; an install link asks for these and what the configuration grants.
 DEPLOY_BOT_PERMISSIONS = ["VIEW_CHANNEL", "MANAGE_CHANNELS", "MANAGE_ROLES"]
@@ -82,58 +74,6 @@ class PlanNotConfirmed(Conflict):
 
 class NoDeployment(NotFound):
     default_message = "No deployment of this project by you was found."
-
-
-class Generation(BaseModel):
-    """The deployment as the specification's generation record describes it."""
-
-    project_id: str
-    project_name: str
-    guild_id: str
-    guild_name: str
-    status: DeploymentStatus
-    result: str | None = None
-    error: str | None = None
-    steps: Steps
-
-
-class DeploymentView(BaseModel):
-    model_config = ConfigDict(json_schema_serialization_defaults_required=True)  # every field is sent
-
-    ok: bool = True
-    deployment_id: str
-    kind: DeploymentKind
-    status: DeploymentStatus
-    steps: Steps
-    generation: Generation
-    backup_id: str | None = None
-    deployment_code: str | None = None
-    rollback_of: str | None = None
-    created_at: datetime
-    finished_at: datetime | None = None
-    resumes_at: datetime | None = Field(None, description="While `waiting`: when the deployment goes on by itself.")
-    wait_reason: str | None = Field(None, description="While `waiting`: why.")
-    warnings: list[QuotaWarning | LintWarning] = Field(
-        default_factory=list,
-        description="deploy: the plan passes the quota; the permission-safety lint; channels the caller cannot view.",
-    )
-    config: AnswerConfig | None = Field(
-        None,
-        description="info, once a deploy has finished: the configuration as deployed, with the id of every object it"
-        " matched or created.",
-    )
-
-
-class DryRun(BaseModel):
-    # Every field is sent, so openapi.json marks them required; `status` tells a plan from a DeploymentView.
-    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
-
-    ok: bool = True
-    status: Literal["planned"] = Field("planned", description="A dry run changes nothing: it is only a plan.")
-    steps: Steps
-    plan: list[PlanItem]
-    plan_id: str = Field(description="The plan's digest: a deploy whose plan deletes sends it back as `confirm`.")
-    warnings: list[QuotaWarning | LintWarning]
 
 
 def new_deployment_id() -> str:
@@ -367,38 +307,3 @@ def info(user: BearerUser, project_id: str, guild_id: str | None) -> DeploymentV
     # A rollback carries no code of its own: the project's code is its newest deploy's.
     newest_deploy = deployment_repository().newest(user.sub, project_id, guild_id=guild_id, kind="deploy")
     return view(record, deployment_code=newest_deploy.deployment_code if newest_deploy else None)
-
-
-def view(record: DeploymentRecord, deployment_code: str | None = None) -> DeploymentView:
-    generation = Generation(
-        project_id=record.project_id,
-        project_name=record.project_name,
-        guild_id=record.guild_id,
-        guild_name=record.guild_name,
-        status=record.status,
-        result=record.result,
-        error=record.error,
-        steps=record.steps,
-    )
-    return DeploymentView(
-        deployment_id=record.deployment_id,
-        kind=record.kind,
-        status=record.status,
-        steps=record.steps,
-        generation=generation,
-        backup_id=record.backup_id,
-        deployment_code=record.deployment_code or deployment_code,
-        rollback_of=record.rollback_of,
-        created_at=record.created_at,
-        finished_at=record.finished_at,
-        resumes_at=record.resumes_at,
-        wait_reason=record.wait_reason,
-        config=deployed_config(record),
-    )
-
-
-def deployed_config(record: DeploymentRecord) -> ServerConfig | None:
-    """A finished deploy's configuration with the ids it matched (stored with the request) and created (journaled)."""
-    if record.kind != "deploy" or not record.finished or record.configuration is None:
-        return None
-    return with_ids(ServerConfig.model_validate(record.configuration), record.journal_created)

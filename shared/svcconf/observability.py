@@ -10,6 +10,8 @@ import logging
 
 from aws_lambda_powertools import Logger, Metrics
 
+from svcconf import snapstart  # noqa: F401 - registers the SnapStart restore hook (docs/11-production.md)
+
 logger = Logger()
 metrics = Metrics()
 

@@ -120,7 +120,7 @@ checkov: venv checkov-venv translate  ## checkov on the translated template agai
 
 smoke: venv  ## a read-only check of a deployed stage through its public API: make smoke URL=<ApiBaseUrl> TOKEN=<bearer JWT>
 	@if [ -z "$(URL)" ]; then echo "usage: make smoke URL=<the stack's ApiBaseUrl output> TOKEN=<a user's bearer JWT> [BOT_TOKEN=...]" >&2; exit 2; fi
-	$(PY) -m tests.infrastructure.smoke --url "$(URL)" $(if $(TOKEN),--token "$(TOKEN)") $(if $(BOT_TOKEN),--bot-token "$(BOT_TOKEN)")
+	@$(PY) -m tests.infrastructure.smoke --url "$(URL)" $(if $(TOKEN),--token "$(TOKEN)") $(if $(BOT_TOKEN),--bot-token "$(BOT_TOKEN)")
 
 api-lint: node-tools  ## openapi.json: Redocly (recommended, warnings fail too) and Spectral (spectral:oas)
 	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true node_modules/.bin/redocly lint --extends recommended-strict openapi.json

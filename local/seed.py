@@ -18,8 +18,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from local.environ import environment
+from local.resources import FunctionSpec, all_functions, layers
 from local.samples import SAMPLE_CONFIGURATION
-from local.template import LOCAL_NAME_PREFIX, FunctionSpec, Template, all_functions, layers
+from local.template import LOCAL_NAME_PREFIX, Template
 
 DEV_USER = "dev-user"  # the `sub` of the banner's user token and of the bearer token in events/*.json
 DEV_ADMIN = "dev-admin"

@@ -187,6 +187,7 @@ def seed_template_job(runner: SeedingRunner, message: dict[str, Any]) -> str:
     round's planning would have stored it; says what it did."""
     with layer_environment(runner, "seedTemplates"):
         store = importlib.import_module("svcconf.store.templates")
+        jobs = importlib.import_module("svcconf.store.seeding_jobs")
         seeding = importlib.import_module("svcconf.templates.seeding")
         settings = importlib.import_module("svcconf.settings").get_settings()
         repository = store.TemplateRepository(settings.templates_table)
@@ -194,7 +195,7 @@ def seed_template_job(runner: SeedingRunner, message: dict[str, Any]) -> str:
         if repository.get_job(job_id) is not None:
             return f"template job {job_id} is already stored"
         now = datetime.now(UTC)
-        job = store.JobRecord(job_id=job_id, requested=count, requested_by="dev-admin", created_at=now, updated_at=now)
+        job = jobs.JobRecord(job_id=job_id, requested=count, requested_by="dev-admin", created_at=now, updated_at=now)
         epoch = int(now.timestamp())
         repository.start(job, lock_expiration=epoch + seeding.LOCK_SECONDS, now=epoch)
         round_number = int(str(chunk_id).split("-")[0])

@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
-from local.template import IntrinsicResolver, Template, api_functions, load_template, worker_functions
+from local.intrinsics import IntrinsicResolver
+from local.resources import api_functions, worker_functions
+from local.template import Template, load_template
 from tests.infrastructure.checkov_gate import Skip, baseline_problems, judge, load_baseline
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from local.template import all_functions, function_environment, load_template
+from local.function_environment import function_environment
+from local.resources import all_functions
+from local.template import load_template
 from svcconf import snapstart
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,5 @@
-"""template.yaml's invariants: what cfn-lint and `sam validate` do not catch, read through local/template.py."""
+"""template.yaml's invariants: what cfn-lint and `sam validate` do not catch, read through local/template.py and
+local/resources.py."""
 
 from __future__ import annotations
 
@@ -11,25 +12,19 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from local.aws import provision
-from local.template import (
-    FUNCTION_TYPE,
-    QUEUE_TYPE,
-    TABLE_TYPE,
-    IntrinsicResolver,
-    Template,
+from local.function_environment import function_environment, raw_environment
+from local.intrinsics import IntrinsicResolver
+from local.provision import provision
+from local.resources import (
     WorkerFunction,
     all_functions,
     api_functions,
-    function_environment,
     function_layers,
     layers,
-    load_template,
-    parse_template,
-    raw_environment,
     tables,
     worker_functions,
 )
+from local.template import FUNCTION_TYPE, QUEUE_TYPE, TABLE_TYPE, Template, load_template, parse_template
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = "python3.13"

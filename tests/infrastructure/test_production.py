@@ -174,6 +174,13 @@ def test_every_gateway_answer_carries_the_cors_origin(tpl: Template) -> None:
         assert headers["Access-Control-Allow-Origin"] == {"Fn::Sub": "'${CorsAllowOrigin}'"}, name
 
 
+def test_make_runs_gateway_answers_with_the_origin_the_template_resolves_to(tpl: Template) -> None:
+    from local.gateway import gateway_responses
+
+    for name, response in gateway_responses(tpl).items():
+        assert response["ResponseParameters"]["Headers"] == {"Access-Control-Allow-Origin": "'*'"}, name
+
+
 def test_prod_keeps_its_tables_and_every_stack_keeps_its_secrets(tpl: Template) -> None:
     for logical_id, resource in tpl.resources.items():
         if resource["Type"] == "AWS::DynamoDB::Table":

@@ -16,7 +16,7 @@ import pytest
 from local.function_environment import function_environment
 from local.resources import all_functions
 from local.template import load_template
-from svcconf import snapstart
+from svcconf import observability as snapstart
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = load_template(ROOT / "template.yaml")
@@ -78,6 +78,6 @@ def test_after_a_restore_each_environment_draws_its_own_random_sequence() -> Non
 
 def test_the_hook_is_registered_only_where_the_runtime_offers_it() -> None:
     registered = []
-    assert snapstart.register(registered.append) is True
+    assert snapstart.register_restore_hook(registered.append) is True
     assert registered == [snapstart.after_restore]
-    assert snapstart.register(None) is False
+    assert snapstart.register_restore_hook(None) is False

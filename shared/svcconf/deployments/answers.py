@@ -15,6 +15,12 @@ from svcconf.deploy_engine.steps import PlanItem
 from svcconf.deployments.quota import QuotaWarning
 from svcconf.store.deployment_records import DeploymentKind, DeploymentRecord, DeploymentStatus, Steps
 
+OPEN_SET = (
+    "Values may be added in later releases (v4 added `cancelled`): read it as an open set and keep a value you do"
+    " not know."
+)
+OPEN_KINDS = "Values may be added in later releases: read it as an open set and keep a value you do not know."
+
 # A deploy's configuration "as deployed" once it ran to its end; a cancelled one stopped halfway.
 FINISHED_AS_DEPLOYED = ("succeeded", "partial", "failed")
 
@@ -26,7 +32,7 @@ class Generation(BaseModel):
     project_name: str
     guild_id: str
     guild_name: str
-    status: DeploymentStatus
+    status: DeploymentStatus = Field(description=OPEN_SET)
     result: str | None = None
     error: str | None = None
     steps: Steps
@@ -38,8 +44,8 @@ class HistoryEntry(BaseModel):
     model_config = ConfigDict(json_schema_serialization_defaults_required=True)
 
     deployment_id: str
-    kind: DeploymentKind
-    status: DeploymentStatus
+    kind: DeploymentKind = Field(description=OPEN_KINDS)
+    status: DeploymentStatus = Field(description=OPEN_SET)
     created_at: datetime
     finished_at: datetime | None = None
     result: str | None = None
@@ -61,8 +67,8 @@ class DeploymentView(BaseModel):
 
     ok: bool = True
     deployment_id: str
-    kind: DeploymentKind
-    status: DeploymentStatus
+    kind: DeploymentKind = Field(description=OPEN_KINDS)
+    status: DeploymentStatus = Field(description=OPEN_SET)
     steps: Steps
     generation: Generation
     backup_id: str | None = None

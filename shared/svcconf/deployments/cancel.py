@@ -48,8 +48,8 @@ def cancel(user: BearerUser, *, deployment_id: str | None, guild_id: str | None)
         )
     repository = deployment_repository()
     record = repository.find(deployment_id) if deployment_id else None
-    if deployment_id and record is None:
-        raise NothingToCancel(f"No deployment {deployment_id}.")
+    if deployment_id and (record is None or guild_id not in (None, record.guild_id)):
+        raise NothingToCancel(f"No deployment {deployment_id}" + (" on this server." if guild_id else "."))
     guild = record.guild_id if record else guild_id or ""
     chat_user_id, _ = managed_guild(user, guild)  # the deployToChat gate, before anything about it is told
     if record is None:

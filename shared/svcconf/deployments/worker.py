@@ -295,8 +295,7 @@ def _wait(record: DeploymentRecord, job: DeployJob, wait: int, pause: Exception)
 def _stop_cancelled(repository: DeploymentRepository, record: DeploymentRecord) -> None:
     """Cancelled while it ran: its result counts all it wrote (the cancel counted what was written then)."""
     stored = repository.get(record.user_id, record.project_id, record.deployment_id) or record
-    repository.settle_cancelled(record, cancelled_summary(stored), utc_now())
-    metrics.add_metric(name="DeploymentCancelled", unit="Count", value=1)
+    repository.settle_cancelled(record, cancelled_summary(stored), utc_now())  # counted by the cancel's request
     logger.info("deployment cancelled: stopped between two steps", extra={"cancelled_by": stored.cancelled_by})
 
 

@@ -58,8 +58,11 @@ class GuildIsBusy(Conflict):
             return cls()
         by = f"Deployment {holder.deployment_id} to this server by chat user {holder.chat_user_id}"
         if holder.status == "cancelled":
-            state = "was cancelled and stops at its current step"
-        elif holder.status == "waiting" and holder.resumes_at is not None:
+            return cls(
+                f"{by} was cancelled and stops at its current step: try again in a moment.",
+                deployment_id=holder.deployment_id,
+            )
+        if holder.status == "waiting" and holder.resumes_at is not None:
             state = f"is waiting for the chat platform and resumes at {holder.resumes_at.isoformat(timespec='seconds')}"
         else:
             state = f"is still running ({holder.status})"

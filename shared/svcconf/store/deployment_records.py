@@ -344,7 +344,7 @@ class DeploymentRepository:
     def cancel(self, record: DeploymentRecord, *, by: str, result: str, now: datetime) -> DeploymentStatus:
         """Ends a queued, waiting or running deployment `cancelled`; `AlreadyEnded` if it had ended. A queued or
         waiting one frees its guild at once; a running one keeps it until its worker stops at its next step (it
-        releases it then), or `grace_seconds` at most. Answers the status it had."""
+        releases it then), or `CANCEL_GRACE_SECONDS` at most. Answers the status it had."""
         update = _Update()
         update.set(["status"], "cancelled")
         update.set(["cancelled_by"], by)

@@ -1,9 +1,9 @@
 """What a backup holds, read into a configuration the deploy engine can restore.
 
 Minimal reader (the restore's side of the backups engineers' shared interface): it reads this service's own
-`configuration` format only (a configuration with ids, as export answers it, plus `members`, `owner_id` and `administrator_ids`);
-every other shape is `unknown` and not restorable. The backups-read branch owns this module and reads every
-format behind the same interface.
+`configuration` format only (a configuration with ids, as export answers it, plus `members`, `owner_id` and
+`administrator_ids`); every other shape is `unknown` and not restorable. The backups-read branch owns this module
+and reads every format behind the same interface.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ CREATION_LIMITS: dict[str, RouteLimit] = {
     "POST /guilds/{guild_id}/roles": (5, 1.0),
     "POST /guilds/{guild_id}/channels": (5, 1.0),
 }
-# Member role grants and removals: a bucket of their own, observed at 10 per fixed window (chat-platform-v4.md §5).
+# Member role grants and removals: a bucket of their own, observed at 10 per fixed window (the platform's issue #7680).
 MEMBER_ROLE_LIMITS: dict[str, RouteLimit] = {
     "PUT /guilds/{guild_id}/members/{user_id}/roles/{role_id}": (10, 1.0),
     "DELETE /guilds/{guild_id}/members/{user_id}/roles/{role_id}": (10, 1.0),

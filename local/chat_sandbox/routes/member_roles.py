@@ -1,5 +1,5 @@
 """`PUT` and `DELETE /guilds/{guild_id}/members/{user_id}/roles/{role_id}`: one role granted to or taken from one
-member, as the platform does it (chat-platform-v4.md §5).
+member, as the platform does it (its guild docs, "Add Guild Member Role").
 
 The bot needs MANAGE_ROLES (ADMINISTRATOR or ownership hold it) and the role strictly below its own highest (the
 role's position is compared, not the member's; ADMINISTRATOR does not lift it): else 403 50013. A managed role

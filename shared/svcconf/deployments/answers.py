@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -11,6 +11,7 @@ from svcconf.config import ServerConfig
 from svcconf.config.answers import AnswerConfig
 from svcconf.config.lint import LintWarning
 from svcconf.deploy_engine.matching import with_ids
+from svcconf.deploy_engine.member_grants import MembersPlan
 from svcconf.deploy_engine.steps import PlanItem
 from svcconf.deployments.quota import QuotaWarning
 from svcconf.store.deployment_records import DeploymentKind, DeploymentRecord, DeploymentStatus, Steps
@@ -56,9 +57,14 @@ class DeploymentView(BaseModel):
     )
 
 
+def _members_optional(schema: dict[str, Any]) -> None:
+    schema["required"] = [name for name in schema.get("required", []) if name != "members"]
+
+
 class DryRun(BaseModel):
-    # Every field is sent, so openapi.json marks them required; `status` tells a plan from a DeploymentView.
-    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+    # Every field is sent, so openapi.json marks them required; `status` tells a plan from a DeploymentView. But for
+    # `members`, which only a restore's plan has.
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True, json_schema_extra=_members_optional)
 
     ok: bool = True
     status: Literal["planned"] = Field("planned", description="A dry run changes nothing: it is only a plan.")
@@ -66,6 +72,7 @@ class DryRun(BaseModel):
     plan: list[PlanItem]
     plan_id: str = Field(description="The plan's digest: a deploy whose plan deletes sends it back as `confirm`.")
     warnings: list[QuotaWarning | LintWarning]
+    members: MembersPlan | None = Field(None, description="restore: the members' role grants it would make.")
 
 
 def view(record: DeploymentRecord, deployment_code: str | None = None) -> DeploymentView:

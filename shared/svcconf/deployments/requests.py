@@ -34,7 +34,7 @@ from svcconf.deployments.common import LOCK_SECONDS, deployment_repository, job_
 from svcconf.errors import Conflict, NotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
-from svcconf.store import queues
+from svcconf.store import id_map, queues
 from svcconf.store.deployment_records import DeploymentKind, DeploymentRecord, GuildBusy
 
 # The permissions a bot needs to deploy at all; an install link asks for these and what the configuration grants.
@@ -112,6 +112,7 @@ def _checked_plan(
     accept from them in its own client: else 403, 409."""
     chat_user_id, _ = managed_guild(user, guild_id)
     standing, seen = caller_rights.as_caller(get_chat_client(), _live_guild(guild_id, config), chat_user_id)
+    config = id_map.translated(config, seen.live)  # ids the guild no longer has, as a restore made them again
     plan = caller_rights.within_reach(standing, seen, plan_deployment(seen.live, config, prune=prune))
     problems = [*preflight_problems(seen.live, plan), *caller_rights.hidden_problems(seen, plan, config)]
     if problems:
@@ -224,7 +225,9 @@ def _rollback_target(
 ) -> tuple[str, DeploymentRecord, LiveGuild]:
     """The deployment to undo and its guild as it is: else 403, 404, 409 (busy, or its snapshot gone)."""
     repository = deployment_repository()
-    target = repository.newest(user.sub, project_id, guild_id=guild_id, kind="deploy")
+    target = repository.newest(user.sub, project_id, guild_id=guild_id, kind="deploy") or repository.newest(
+        user.sub, project_id, guild_id=guild_id, kind="restore"
+    )
     guild = guild_id or (target.guild_id if target else None)
     if guild is None:
         raise NoDeployment("Nothing to roll back: no deployment of this project by you.")

@@ -25,7 +25,7 @@ from svcconf.deploy_engine.steps import KIND_GROUPS
 from svcconf.store import documents
 from svcconf.store.dynamo import is_conditional_check_failure, plain_integers, table
 
-DeploymentKind = Literal["deploy", "rollback"]
+DeploymentKind = Literal["deploy", "rollback", "restore"]
 DeploymentStatus = Literal["queued", "running", "waiting", "succeeded", "partial", "failed"]
 FINISHED: tuple[DeploymentStatus, ...] = ("succeeded", "partial", "failed")
 COUNTERS = ("planned", "created", "updated", "existing", "deleted", "failed")
@@ -50,6 +50,25 @@ class StepError(BaseModel):
     message: str
 
 
+class MemberCounts(BaseModel):
+    """A restore's member role grants: `planned`, `granted` and `failed` count grants (member, role); `left_server`
+    counts the backup's members no longer in the server."""
+
+    planned: int = 0
+    granted: int = 0
+    left_server: int = 0
+    failed: int = 0
+
+
+class RestoreSource(BaseModel):
+    """What a restore restores: the backup, the parts asked for, and whether members get their roles back."""
+
+    backup_id: str
+    only: list[str]
+    members: bool = True
+    acknowledged_dangerous_members: bool = False
+
+
 class Steps(BaseModel):
     roles: KindCounts = Field(default_factory=KindCounts)
     categories: KindCounts = Field(default_factory=KindCounts)
@@ -57,6 +76,7 @@ class Steps(BaseModel):
     overwrites: KindCounts = Field(default_factory=KindCounts)
     settings: KindCounts = Field(default_factory=KindCounts)  # the guild's own settings: one object
     errors: list[StepError] = Field(default_factory=list)
+    members: MemberCounts | None = None  # a restore's member role grants
 
     def total(self, counter: str) -> int:
         return sum(getattr(getattr(self, group), counter) for group in KIND_GROUPS.values())
@@ -87,6 +107,8 @@ class DeploymentRecord(BaseModel):
     journal_deleted: dict[str, str] = Field(default_factory=dict)  # plan key -> the id of the object deleted
     journal_intents: dict[str, int] = Field(default_factory=dict)  # object key -> when its write began (Unix ms)
     journal_after: dict[str, str] = Field(default_factory=dict)  # object key -> its fingerprint
+    restore: RestoreSource | None = None  # a restore's backup and options
+    members_cursor: int = 0  # a restore: how many of the backup's members (by user id) the grants went through
     confirmed_deletes: list[str] | None = None  # a pruning deploy: the ids its confirmed plan deletes, and no other
     counted: bool = False  # the first worker run has set the planned and existing counts
     resumes_at: datetime | None = None  # while `waiting`: when the worker runs it again
@@ -115,6 +137,11 @@ def _lock_key(guild_id: str) -> dict[str, str]:
 def configuration_key(deployment_id: str) -> str:
     """Where the documents bucket keeps a deployment's configuration when its item cannot."""
     return f"deployments/{deployment_id}/configuration.json.bz2"
+
+
+def record_key(record: DeploymentRecord) -> dict[str, str]:
+    """The table key of a deployment's item."""
+    return {"pk": _pk(record.user_id), "sk": _sk(record.project_id, record.deployment_id)}
 
 
 def _to_item(record: DeploymentRecord) -> dict[str, Any]:

@@ -185,3 +185,42 @@ def test_deploy_to_chat_restores_for_a_signed_in_user(invoke, platform, backed_u
     assert info["status"] == "succeeded", info
     after = call(invoke, {"action": "export", "guild_id": BUILD_GUILD}).body["config"]
     assert without_ids(after) == without_ids(copy.deepcopy(exported))
+
+
+def test_a_restore_by_a_member_below_administrator_is_refused_per_object_above_them(invoke, platform, backed_up):
+    # Given a helper holding MANAGE_GUILD, MANAGE_ROLES and MANAGE_CHANNELS in a role between Crew and Mods, and a
+    # second actor who recoloured Mods besides the nuke
+    backup_id, _ = backed_up
+    nuke(platform)
+    helper = "1191000000000000950"
+    guild = platform.guilds[BUILD_GUILD]
+    with platform.lock:
+        roles = guild["roles"]
+        mods = next(r for r in roles.values() if r["name"] == "Mods")
+        mods["color"] = 0xFF0000
+        crew_position = next(r for r in roles.values() if r["name"] == "Crew")["position"]
+        for role in roles.values():
+            if role["position"] > crew_position:
+                role["position"] += 1
+        rights = (1 << 5) | (1 << 28) | (1 << 4) | (1 << 10)  # MANAGE_GUILD, MANAGE_ROLES, MANAGE_CHANNELS, VIEW
+        roles["1191000000000002959"] = {
+            "id": "1191000000000002959",
+            "name": "Helpers",
+            "permissions": str(rights),
+            "position": crew_position + 1,
+            "color": 0,
+            "hoist": False,
+            "mentionable": False,
+            "managed": False,
+        }
+        platform.users[helper] = {"id": helper, "username": "helper", "discriminator": "0"}
+        guild["members"][helper] = {"roles": ["1191000000000002959"], "joined_at": 0, "nick": None}
+    platform.clear_log()
+
+    refused = bot(invoke, {**restore_body(backup_id, dry_run=True), "user_id": helper})
+
+    # Then the dry run refuses what is above them, one detail per object, and nothing is written
+    assert refused.status == 403, refused.body
+    fields = sorted(detail["field"] for detail in refused.body["details"])
+    assert fields == ["members.roles.Mods", "roles[0]"], refused.body["details"]
+    assert writes(platform) == []

@@ -94,7 +94,12 @@ def grant_refusals(wants: list[MemberWants], live: LiveGuild, ids: Mapping[str, 
         if live_role is None:
             continue  # made by the restore: its place is the plan's, checked with the plan
         if live_role.position >= reach.top_position:
-            refusals.append(FieldError(field=f"members.roles.{name}", message=f"role '{name}' is not below yours"))
+            refusals.append(
+                FieldError(
+                    field=f"members.roles.{name}",
+                    message=f"role '{name}' is not below your highest role: its members cannot get it back through you",
+                )
+            )
         elif live_role.position >= live.bot_top_position:
             refusals.append(FieldError(field=f"members.roles.{name}", message=f"role '{name}' is not below the bot's"))
     return refusals

@@ -224,3 +224,28 @@ def test_a_restore_by_a_member_below_administrator_is_refused_per_object_above_t
     fields = sorted(detail["field"] for detail in refused.body["details"])
     assert fields == ["members.roles.Mods", "roles[0]"], refused.body["details"]
     assert writes(platform) == []
+
+
+def test_the_rollback_of_a_restore_takes_back_the_grants_it_made(invoke, platform, backed_up, aws):
+    backup_id, _ = backed_up
+    nuke(platform)
+    nuked_roles = sorted(role["name"] for role in platform.guilds[BUILD_GUILD]["roles"].values())
+    body = {"action": "restore", "backup_id": backup_id, "guild_id": BUILD_GUILD}
+    queued = call(invoke, {**body, "acknowledge": ["member-dangerous-role"]})
+    assert queued.status == 202, queued.body
+    DeployQueue(aws).drain()
+    assert held(platform) == {u: [r] for u, r in MEMBERS.items()}
+    # a person takes a granted role away meanwhile: the rollback has nothing of it to take back
+    crew_member = next(u for u, r in MEMBERS.items() if r == "Crew")
+    with platform.lock:
+        platform.guilds[BUILD_GUILD]["members"][crew_member]["roles"] = []
+
+    rolled = call(invoke, {"action": "rollback", "project_id": f"restore-{backup_id}"})
+    assert rolled.status == 202, rolled.body
+    DeployQueue(aws).drain()
+    info = call(invoke, {"action": "info", "project_id": f"restore-{backup_id}"}).body
+
+    assert (info["kind"], info["status"]) == ("rollback", "succeeded"), info
+    assert info["steps"]["members"]["removed"] == 3  # Mods and two Crews; Guests went with its role
+    assert held(platform) == {u: [] for u in MEMBERS}
+    assert sorted(role["name"] for role in platform.guilds[BUILD_GUILD]["roles"].values()) == nuked_roles

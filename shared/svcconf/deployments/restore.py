@@ -25,7 +25,7 @@ from svcconf.backups.formats import BackupReading, read_backup
 from svcconf.caller_rights import CallerMayNot, CallerView
 from svcconf.caller_rights.checks import MANAGE_GUILD, MANAGE_ROLES, plan_refusals
 from svcconf.caller_rights.standing import CallerStanding, NotAMember
-from svcconf.chat import ChatClient, UnknownGuild, get_chat_client
+from svcconf.chat import ChatClient, MissingPermissions, UnknownGuild, UnknownMember, UnknownRole, get_chat_client
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig
 from svcconf.config.lint import lint_config
@@ -455,3 +455,42 @@ def remember_recreations(record: DeploymentRecord) -> None:
     else:
         return
     id_map.record_recreations(record.guild_id, recreated)
+
+
+def take_back_grants(
+    client: ChatClient, record: DeploymentRecord, target: DeploymentRecord, has_time: Callable[[], bool]
+) -> bool:
+    """The rollback of a restore, after its plan: each grant the restore made is taken back where the member still
+    holds that role (one they lost since, or a role gone, is left as it is), from the record's cursor on, member
+    by member; False when time ran out first."""
+    grants = restore_journal.read_grants(target)
+    by_member: dict[str, list[str]] = {}
+    for user_id, role_id in grants:
+        by_member.setdefault(user_id, []).append(role_id)
+    members = sorted(by_member)
+    fresh = deployment_repository().get(record.user_id, record.project_id, record.deployment_id) or record
+    counts = fresh.steps.members or MemberCounts(planned=len(grants))
+    cursor = fresh.members_cursor
+    reason = f"svc rollback {record.deployment_id}"
+    try:
+        while cursor < len(members):
+            if not has_time():
+                return False
+            user_id = members[cursor]
+            try:
+                held = set(client.get_guild_member(record.guild_id, user_id).roles)
+            except UnknownMember:
+                counts.left_server += 1
+                held = set()
+            for role_id in by_member[user_id]:
+                if role_id not in held:
+                    continue
+                try:
+                    client.remove_member_role(record.guild_id, user_id, role_id, reason=reason)
+                    counts.removed += 1
+                except (UnknownMember, UnknownRole, MissingPermissions):
+                    counts.failed += 1
+            cursor += 1
+    finally:
+        restore_journal.save_member_progress(record, cursor, counts)
+    return True

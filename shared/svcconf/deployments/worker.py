@@ -111,6 +111,8 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
         )
         if finished and record.kind == "restore":  # then the members get their roles back
             finished = restore.restore_members(client, record, plan, lambda: seconds_left() > margin)
+        if finished and target is not None and target.kind == "restore":  # and its rollback takes them back
+            finished = restore.take_back_grants(client, record, target, lambda: seconds_left() > margin)
     except (DeploymentInterrupted, ChatRateLimited, ChatUnavailable) as pause:
         creation_quota.remember_buckets(client, record.guild_id, utc_now())
         _requeue(record, job, pause)

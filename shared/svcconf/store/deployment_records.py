@@ -52,12 +52,13 @@ class StepError(BaseModel):
 
 class MemberCounts(BaseModel):
     """A restore's member role grants: `planned`, `granted` and `failed` count grants (member, role); `left_server`
-    counts the backup's members no longer in the server."""
+    counts the backup's members no longer in the server. Its rollback: `planned` grants to take back, `removed`."""
 
     planned: int = 0
     granted: int = 0
     left_server: int = 0
     failed: int = 0
+    removed: int = 0  # the rollback of a restore: grants it took back
 
 
 class RestoreSource(BaseModel):

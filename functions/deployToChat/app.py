@@ -17,6 +17,7 @@ from svcconf.api.resolver import MIB, create_app, lambda_entry_point
 from svcconf.api.responses import BEARER_AUTH, BEARER_ERRORS, error_responses, request_examples, success
 from svcconf.config import ServerConfig
 from svcconf.deployments.answers import DeploymentView, DryRun
+from svcconf.deployments.drift import with_drift
 from svcconf.deployments.export_import import ExportAnswer, ImportAnswer, export_guild, import_template
 from svcconf.deployments.requests import deploy, dry_run, info, rollback, rollback_dry_run
 from svcconf.deployments.restore import RestoreAsked, RestoreOptions, restore
@@ -62,6 +63,9 @@ class InfoRequest(BaseModel):
     action: Literal["info"]
     project_id: ProjectId
     guild_id: Snowflake | None = Field(None, description="Only deployments to this guild.")
+    drift: bool = Field(
+        False, strict=True, description="Add `drift`: what changed on the server since that deployment finished."
+    )
 
 
 class RollbackRequest(BaseModel):
@@ -164,7 +168,11 @@ def deploy_to_chat(
     user: Annotated[BearerUser, Depends(bearer_user)],
 ) -> Response[Answer]:
     if isinstance(request, InfoRequest):
-        return _answer(info(user, request.project_id, request.guild_id))
+        found = info(user, request.project_id, request.guild_id)
+        if not request.drift:
+            return _answer(found)
+        with platform_reads(user):  # reading the server for the drift is a platform read
+            return _answer(found.model_copy(update={"drift": with_drift(user, request.project_id, request.guild_id)}))
     with platform_reads(user):  # every other action makes the bot read the platform for the user
         return _act(request, user)
 

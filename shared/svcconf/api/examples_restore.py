@@ -80,4 +80,5 @@ RESTORE_ANSWERS: dict[str, Any] = {
 }
 DEPLOY_RESTORE_REQUESTS: dict[str, Any] = {
     "restore": {"action": "restore", "backup_id": BACKUP_ID, "guild_id": GUILD_ID, "dry_run": True},
+    "infoDrift": {"action": "info", "project_id": "sample-project", "drift": True},
 }

@@ -13,6 +13,7 @@ from svcconf.config.lint import LintWarning
 from svcconf.deploy_engine.matching import with_ids
 from svcconf.deploy_engine.member_grants import MembersPlan
 from svcconf.deploy_engine.steps import PlanItem
+from svcconf.deployments.drift import DriftItem
 from svcconf.deployments.quota import QuotaWarning
 from svcconf.store.deployment_records import DeploymentKind, DeploymentRecord, DeploymentStatus, Steps
 
@@ -30,8 +31,13 @@ class Generation(BaseModel):
     steps: Steps
 
 
+def _drift_optional(schema: dict[str, Any]) -> None:
+    schema["required"] = [name for name in schema.get("required", []) if name != "drift"]
+
+
 class DeploymentView(BaseModel):
-    model_config = ConfigDict(json_schema_serialization_defaults_required=True)  # every field is sent
+    # Every field is sent but `drift`, which only `info` with `drift: true` has.
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True, json_schema_extra=_drift_optional)
 
     ok: bool = True
     deployment_id: str
@@ -54,6 +60,11 @@ class DeploymentView(BaseModel):
         None,
         description="info, once a deploy has finished: the configuration as deployed, with the id of every object it"
         " matched or created.",
+    )
+    drift: list[DriftItem] | None = Field(
+        None,
+        description="info with drift: what changed on the server since the deployment finished, as plan items, each"
+        " naming the later deployment of this service that made it, or who did (the audit log, VIEW_AUDIT_LOG).",
     )
 
 

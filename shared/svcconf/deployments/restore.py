@@ -173,6 +173,11 @@ def _part_of_step(step: Step) -> Part:
     return "channels"
 
 
+def _overwrite_target(item: PlanItem) -> str:
+    """An overwrite item's target (a role key or @everyone): its key is `overwrite:<owner key>:<target>`."""
+    return item.key.removeprefix(f"overwrite:{item.owner}:")
+
+
 def only_plan(plan: DeploymentPlan, only: list[str]) -> DeploymentPlan:
     """The plan kept to the parts asked for. Without roles, a channel's overwrite of a role the guild does not have
     is left out (nothing to point it at); without channels, a setting naming a channel the guild does not have."""
@@ -183,7 +188,7 @@ def only_plan(plan: DeploymentPlan, only: list[str]) -> DeploymentPlan:
         item
         for item in plan.items
         if _part_of_item(item) in only
-        and not (item.kind == "overwrite" and "roles" not in only and item.key.rsplit(":", 1)[-1] not in known)
+        and not (item.kind == "overwrite" and "roles" not in only and _overwrite_target(item) not in known)
     ]
     steps: list[Step] = []
     for step in plan.steps:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.helpers.chat_sandbox import BUILD_GUILD
-from tests.helpers.deploy_worker import ALICE, DeployQueue, deploy_body, link, without_ids, writes
+from tests.helpers.deploy_worker import ALICE, DeployQueue, WorkerContext, deploy_body, link, without_ids, writes
 from tests.helpers.rollbacks import BASE, call, finished
 
 MEMBERS = {f"11910000000000009{n:02d}": name for n, name in enumerate(("Mods", "Crew", "Crew", "Guests", "Crew"))}
@@ -121,7 +121,7 @@ def test_a_restore_through_the_bot_brings_back_the_guild_and_the_members_roles(i
 
     assert info.status == 200, info.body
     assert info.body["status"] == "succeeded", info.body
-    assert info.body["steps"]["members"] == {"planned": 5, "granted": 5, "left_server": 1, "failed": 0}
+    assert info.body["steps"]["members"] == {"planned": 5, "granted": 5, "left_server": 1, "failed": 0, "removed": 0}
     assert held(platform) == {u: [r] for u, r in MEMBERS.items()}
     after = call(invoke, {"action": "export", "guild_id": BUILD_GUILD}).body["config"]
     assert without_ids(after) == without_ids(exported)
@@ -249,3 +249,44 @@ def test_the_rollback_of_a_restore_takes_back_the_grants_it_made(invoke, platfor
     assert info["steps"]["members"]["removed"] == 3  # Mods and two Crews; Guests went with its role
     assert held(platform) == {u: [] for u in MEMBERS}
     assert sorted(role["name"] for role in platform.guilds[BUILD_GUILD]["roles"].values()) == nuked_roles
+
+
+class ShortContext(WorkerContext):
+    """An invocation whose time runs low after a few looks at the clock: the member grants go on in the next one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.looks = 0
+
+    def get_remaining_time_in_millis(self) -> int:
+        self.looks += 1
+        return 300_000 if self.looks <= LOOKS else 1_000
+
+
+LOOKS = 4
+
+
+def test_member_grants_resume_across_invocations_without_granting_twice(invoke, platform, backed_up, aws):
+    backup_id, _ = backed_up
+    nuke(platform)
+    queued = bot(invoke, restore_body(backup_id, acknowledge=["member-dangerous-role"]))
+    assert queued.status == 202, queued.body
+    platform.clear_log()
+
+    granted_before: list[int] = []  # the grants made before each invocation
+
+    def context() -> ShortContext:
+        granted_before.append(
+            sum(1 for e in platform.request_log if e["method"] == "PUT" and "/members/" in e["route"])
+        )
+        return ShortContext()
+
+    DeployQueue(aws).drain(context)
+    info = bot(invoke, {"action": "info", "deployment_id": queued.body["deployment_id"]}).body
+
+    assert any(0 < n < 5 for n in granted_before), granted_before  # an invocation began with the grants half done
+    assert info["status"] == "succeeded", info
+    assert info["steps"]["members"] == {"planned": 5, "granted": 5, "left_server": 1, "failed": 0, "removed": 0}
+    grants = [e for e in platform.request_log if e["method"] == "PUT" and "/members/" in e["route"]]
+    assert len(grants) == 5
+    assert held(platform) == {u: [r] for u, r in MEMBERS.items()}

@@ -290,3 +290,29 @@ def test_member_grants_resume_across_invocations_without_granting_twice(invoke, 
     grants = [e for e in platform.request_log if e["method"] == "PUT" and "/members/" in e["route"]]
     assert len(grants) == 5
     assert held(platform) == {u: [r] for u, r in MEMBERS.items()}
+
+
+def test_a_copy_into_another_guild_needs_the_source_guilds_manager_or_its_recorded_owner_or_administrators(
+    invoke, platform, backed_up
+):
+    # Given Bob, who owns his workshop (the bot is its administrator) and is not in the backup's guild
+    backup_id, exported = backed_up
+    bob, workshop = "1191000000000000102", "1191000000000001002"
+    copy_body = {"action": "restore", "backup_id": backup_id, "guild_id": workshop, "user_id": bob, "dry_run": True}
+
+    refused = bot(invoke, copy_body)  # the bot reads the source guild: Bob may not manage it
+
+    with platform.lock:  # the bot leaves the source guild: the backup's record decides
+        del platform.guilds[BUILD_GUILD]["members"]["1191000000000000001"]
+    still_refused = bot(invoke, copy_body)
+    data = {**exported, "owner_id": ALICE, "administrator_ids": [bob]}
+    recorded = bot(invoke, {"action": "create", "guild_id": BUILD_GUILD, "backup_data": data}).body["data"]
+    # (settings left out: the workshop is not a Community server, so the backup's description fails the preflight)
+    allowed = bot(invoke, {**copy_body, "backup_id": recorded["backup_id"], "only": ["roles", "channels", "members"]})
+
+    assert refused.status == 403, refused.body
+    assert "another server" in refused.body["message"]
+    assert still_refused.status == 403, still_refused.body
+    assert allowed.status == 200, allowed.body
+    created = sorted(i["name"] for i in allowed.body["plan"] if i["kind"] == "role" and i["action"] == "create")
+    assert created == ["Crew", "Guests", "Mods"]

@@ -91,8 +91,8 @@ def signed_in_world(fixture: dict[str, Any] | None = None, user: str = "bench-us
     sys.path[:0] = [str(ROOT / "shared"), str(ROOT)]
     from moto import mock_aws
 
-    from local.aws import provision
     from local.chat_sandbox import DEFAULT_FIXTURE, start_sandbox
+    from local.provision import provision
     from local.template import load_template
     from local.tokens import issue_token
     from svcconf.chat import get_chat_client

@@ -81,8 +81,9 @@ def _functions() -> list[tuple[str, str, dict[str, str]]]:
     """(name, handler module, template environment) of every function in template.yaml."""
     from moto import mock_aws
 
-    from local.aws import provision
-    from local.template import all_functions, load_template
+    from local.provision import provision
+    from local.resources import all_functions
+    from local.template import load_template
 
     tpl = load_template(ROOT / "template.yaml")
     # The resources as make run provisions them (in moto, in memory), so every !Ref and !GetAtt a function's

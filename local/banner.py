@@ -8,11 +8,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from local.resources import api_functions
 from local.samples import SAMPLE_PROJECT_ID, SAMPLE_PROJECT_NAME
-from local.template import (
-    LOCAL_REGION,
-    api_functions,
-)
+from local.template import LOCAL_REGION
 
 if TYPE_CHECKING:
     from local.seed import Seeded

@@ -1,7 +1,7 @@
 """`make invoke FN=<operation> [EVENT=events/<operation>.json]`: one function, once, with one event, no Docker.
 
 What `sam local invoke` does, on the pieces `make run` uses: the chat-platform sandbox and moto with
-template.yaml's tables, queues, secrets and keys (local/runner.py, local/aws.py), the same seeded data
+template.yaml's tables, queues, secrets and keys (local/runner.py, local/provision.py), the same seeded data
 (local/seed.py), and one Lambda sandbox process with the function's template environment
 (local/lambda_runtime.py). Prints the function's log lines, its response and a REPORT line with its duration
 and init duration; exits 1 when the operation did not succeed (a 4xx/5xx answer, a failed batch item, an error).
@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from local.lambda_runtime import SANDBOX_INIT_TIMEOUT_SECONDS, FunctionRuntime, InvocationError
+from local.resources import FunctionSpec, all_functions
 from local.runner import Runner
 from local.settings import REPO_ROOT, TEMPLATE_PATH, LocalSettings
-from local.template import FunctionSpec, all_functions, load_template
+from local.template import load_template
 
 EVENTS_DIR = REPO_ROOT / "events"
 

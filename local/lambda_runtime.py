@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from local.template import LOCAL_ACCOUNT_ID, LOCAL_REGION, FunctionSpec
+from local.resources import FunctionSpec
+from local.template import LOCAL_ACCOUNT_ID, LOCAL_REGION
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection

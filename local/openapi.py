@@ -46,7 +46,8 @@ def generate() -> str:
     from aws_lambda_powertools.event_handler.openapi import OpenAPIMerge
     from aws_lambda_powertools.event_handler.openapi.models import Contact, License, Server, ServerVariable, Tag
 
-    from local.template import api_functions, load_template
+    from local.resources import api_functions
+    from local.template import load_template
     from svcconf.api.responses import SECURITY_SCHEMES
 
     merge = OpenAPIMerge(

@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from local.lambda_runtime import FunctionRuntime, InvocationError
-from local.template import LOCAL_REGION, WorkerFunction
+from local.resources import WorkerFunction
+from local.template import LOCAL_REGION
 
 SQS_MAX_BATCH = 10  # what one ReceiveMessage or DeleteMessageBatch call takes at most
 

@@ -1,9 +1,9 @@
 """`make run`'s runner: starts the moto server, the chat-platform sandbox, the local model, the functions' sandboxes,
 the pollers and the API, and stops them.
 
-API Gateway (REST, proxy integration) is emulated by a threading HTTP server (local/gateway.py); each
+API Gateway (REST, proxy integration) is emulated by a threading HTTP server (local/gateway_server.py); each
 function runs in its own spawned worker processes, warm and reused like Lambda sandboxes
-(local/lambda_runtime.py); AWS is a moto server provisioned from the template (local/aws.py); SQS-triggered
+(local/lambda_runtime.py); AWS is a moto server provisioned from the template (local/provision.py); SQS-triggered
 functions are fed by pollers (local/queues.py).
 """
 
@@ -24,24 +24,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from local.gateway import ApiGateway, ApiServer
+from local.function_environment import logging_environment, raw_environment
+from local.gateway import ApiGateway
+from local.gateway_server import ApiServer
 from local.lambda_runtime import FunctionRuntime
 from local.queues import QueuePoller, ScheduleFirer
+from local.resources import FunctionSpec, api_functions, function_layers, layers, worker_functions
 from local.samples import SAMPLE_CONFIGURATION, SAMPLE_PROJECT_ID, SAMPLE_PROJECT_NAME
-from local.template import (
-    LOCAL_NAME_PREFIX,
-    LOCAL_REGION,
-    QUEUE_TYPE,
-    SECRET_TYPE,
-    FunctionSpec,
-    Template,
-    api_functions,
-    function_layers,
-    layers,
-    logging_environment,
-    raw_environment,
-    worker_functions,
-)
+from local.template import LOCAL_NAME_PREFIX, LOCAL_REGION, QUEUE_TYPE, SECRET_TYPE, Template
 
 if TYPE_CHECKING:
     from local.aws import LocalAws, ProvisionedResources
@@ -194,7 +184,9 @@ class Runner:
     def _start_aws(self) -> None:
         started = time.monotonic()
         self.say("  AWS             starting moto and creating template.yaml's tables, queues, secrets, keys ...")
-        from local.aws import LocalAws, provision  # imports boto3: not at the top, which every sandbox imports
+        # Both import boto3: not at the top, which every sandbox imports.
+        from local.aws import LocalAws
+        from local.provision import provision
 
         self.moto = LocalAws(region=LOCAL_REGION)
         self.moto.start()

@@ -18,8 +18,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from local.environ import environment
+from local.resources import FunctionSpec, all_functions, layers
 from local.samples import SAMPLE_CONFIGURATION
-from local.template import LOCAL_NAME_PREFIX, FunctionSpec, Template, all_functions, layers
+from local.template import LOCAL_NAME_PREFIX, Template
 
 DEV_USER = "dev-user"  # the `sub` of the banner's user token and of the bearer token in events/*.json
 DEV_ADMIN = "dev-admin"
@@ -186,6 +187,7 @@ def seed_template_job(runner: SeedingRunner, message: dict[str, Any]) -> str:
     round's planning would have stored it; says what it did."""
     with layer_environment(runner, "seedTemplates"):
         store = importlib.import_module("svcconf.store.templates")
+        jobs = importlib.import_module("svcconf.store.seeding_jobs")
         seeding = importlib.import_module("svcconf.templates.seeding")
         settings = importlib.import_module("svcconf.settings").get_settings()
         repository = store.TemplateRepository(settings.templates_table)
@@ -193,7 +195,7 @@ def seed_template_job(runner: SeedingRunner, message: dict[str, Any]) -> str:
         if repository.get_job(job_id) is not None:
             return f"template job {job_id} is already stored"
         now = datetime.now(UTC)
-        job = store.JobRecord(job_id=job_id, requested=count, requested_by="dev-admin", created_at=now, updated_at=now)
+        job = jobs.JobRecord(job_id=job_id, requested=count, requested_by="dev-admin", created_at=now, updated_at=now)
         epoch = int(now.timestamp())
         repository.start(job, lock_expiration=epoch + seeding.LOCK_SECONDS, now=epoch)
         round_number = int(str(chunk_id).split("-")[0])

@@ -14,7 +14,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from local.template import api_functions, load_template
+from local.resources import api_functions
+from local.template import load_template
 from svcconf.api.responses import BEARER_AUTH, BOT_TOKEN_AUTH
 from tests.helpers.handlers import ApiResponse, LambdaContext
 

@@ -2,7 +2,7 @@
 tests need its table and bucket, not the whole stack (every table, queue, secret and key: half a second a test, paid
 again for each mutant under mutmut; see docs/09-mutation-testing.md).
 
-The resources come from the template's own definitions through the provisioning of the whole stack (local/aws.py),
+The resources come from the template's own definitions through the provisioning of the whole stack (local/provision.py),
 and the functions see the Globals environment less the variables that name a resource left out.
 """
 
@@ -16,8 +16,11 @@ import pytest
 from aws_lambda_powertools.utilities import parameters
 from moto import mock_aws
 
-from local.aws import ProvisionedResources, provision
-from local.template import Template, load_template, raw_environment, referenced_logical_ids
+from local.aws import ProvisionedResources
+from local.function_environment import raw_environment
+from local.intrinsics import referenced_logical_ids
+from local.provision import provision
+from local.template import Template, load_template
 from svcconf.settings import get_settings
 from tests.helpers.handlers import ROOT
 

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from local.template import all_functions, load_template, raw_environment
+from local.function_environment import raw_environment
+from local.resources import all_functions
+from local.template import load_template
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = load_template(ROOT / "template.yaml")

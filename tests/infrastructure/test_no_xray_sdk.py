@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from local.template import all_functions, load_template
+from local.resources import all_functions
+from local.template import load_template
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = load_template(ROOT / "template.yaml")

@@ -1,4 +1,5 @@
-"""template.yaml's invariants: what cfn-lint and `sam validate` do not catch, read through local/template.py."""
+"""template.yaml's invariants: what cfn-lint and `sam validate` do not catch, read through local/template.py and
+local/resources.py."""
 
 from __future__ import annotations
 
@@ -11,25 +12,19 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from local.aws import provision
-from local.template import (
-    FUNCTION_TYPE,
-    QUEUE_TYPE,
-    TABLE_TYPE,
-    IntrinsicResolver,
-    Template,
+from local.function_environment import function_environment, raw_environment
+from local.intrinsics import IntrinsicResolver
+from local.provision import provision
+from local.resources import (
     WorkerFunction,
     all_functions,
     api_functions,
-    function_environment,
     function_layers,
     layers,
-    load_template,
-    parse_template,
-    raw_environment,
     tables,
     worker_functions,
 )
+from local.template import FUNCTION_TYPE, QUEUE_TYPE, TABLE_TYPE, Template, load_template, parse_template
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = "python3.13"
@@ -372,8 +367,11 @@ def _failed_assertions(tpl: Template, **parameters: str) -> list[str]:
 
 
 def test_a_prod_stack_refuses_to_deploy_without_the_jwt_issuer_and_audience(tpl: Template) -> None:
-    failed = _failed_assertions(tpl, Stage="prod", JwtIssuer="", JwtAudience="")
+    origin = {"CorsAllowOrigin": "https://app.example"}  # the other prod rule (test_production.py)
+    failed = _failed_assertions(tpl, Stage="prod", JwtIssuer="", JwtAudience="", **origin)
     assert [text.split(" ")[0] for text in failed] == ["JwtIssuer", "JwtAudience"]
-    assert _failed_assertions(tpl, Stage="prod", JwtIssuer="https://id.example", JwtAudience="") == [failed[1]]
-    assert _failed_assertions(tpl, Stage="prod", JwtIssuer="https://id.example", JwtAudience="svc") == []
+    assert _failed_assertions(tpl, Stage="prod", JwtIssuer="https://id.example", JwtAudience="", **origin) == [
+        failed[1]
+    ]
+    assert _failed_assertions(tpl, Stage="prod", JwtIssuer="https://id.example", JwtAudience="svc", **origin) == []
     assert _failed_assertions(tpl, Stage="dev", JwtIssuer="", JwtAudience="") == []

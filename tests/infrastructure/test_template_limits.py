@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from local.template import IntrinsicResolver, Template, function_environment, load_template
+from local.function_environment import function_environment
+from local.intrinsics import IntrinsicResolver
+from local.template import Template, load_template
 from tests.helpers.handlers import ROOT
 
 LIMITED_FUNCTIONS = {"ValidateChatInviteFunction", "SvcAiChatFunction", "DeployToChatFunction"}

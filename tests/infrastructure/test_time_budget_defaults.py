@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from local.template import all_functions, load_template, raw_environment
+from local.function_environment import raw_environment
+from local.resources import all_functions
+from local.template import load_template
 from svcconf.api import budget
 from svcconf.settings import Settings
 

@@ -21,8 +21,9 @@ import boto3
 import pytest
 import requests
 
-from local.aws import LocalAws, provision
+from local.aws import LocalAws
 from local.chat_sandbox import DEFAULT_FIXTURE, SandboxServer, start_sandbox
+from local.provision import provision
 from local.template import LOCAL_REGION, load_template
 from tests.helpers.deploy_worker import ALICE, DEMO, structure
 from tests.helpers.handlers import BOT_TOKEN, CHAT_CLIENT_SECRET, JWT_SECRET, REDIRECT_URI

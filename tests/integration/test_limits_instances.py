@@ -13,7 +13,8 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from local.aws import LocalAws, provision
+from local.aws import LocalAws
+from local.provision import provision
 from local.template import load_template
 from tests.helpers.handlers import BOT_TOKEN, JWT_SECRET, ROOT, bearer
 

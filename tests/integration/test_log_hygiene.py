@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from local.template import api_functions, load_template, worker_functions
+from local.resources import api_functions, worker_functions
+from local.template import load_template
 from local.tokens import issue_token
 from svcconf.chat import get_chat_client
 from svcconf.clock import utc_now

@@ -89,3 +89,30 @@ def test_local_has_no_import_cycle():
 
 def test_the_layer_has_no_import_cycle():
     assert import_cycles(import_graph(ROOT / "shared", "svcconf")) == []
+
+
+FOUNDATION = {"errors", "settings", "clock", "observability"}
+
+
+def declared_imports(init: Path) -> set[str]:
+    """The rooms a room's docstring says it may import: its `May import:` sentence, the foundation aside."""
+    docstring = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+    sentence = " ".join(docstring.partition("May import:")[2].split())
+    allowed = sentence.partition(")")[2] if "foundation (" in sentence else sentence
+    return {word for word in allowed.replace(",", " ").replace(".", " ").split() if word.isidentifier()}
+
+
+def test_each_room_of_the_layer_imports_only_what_its_docstring_allows():
+    layer = ROOT / "shared" / "svcconf"
+    rooms = sorted(path.parent.name for path in layer.glob("*/__init__.py"))
+    undeclared = {}
+    for room, targets in import_graph(ROOT / "shared", "svcconf").items():
+        parts = room.split(".")
+        if len(parts) < 2 or parts[1] not in rooms:
+            continue
+        reached = {target.split(".")[1] for target in targets if len(target.split(".")) > 1} - {parts[1]} - FOUNDATION
+        allowed = declared_imports(layer / parts[1] / "__init__.py")
+        assert allowed, f"svcconf/{parts[1]}/__init__.py says nothing of what it may import ('May import: ...')"
+        if reached - allowed:
+            undeclared[room] = sorted(reached - allowed)
+    assert undeclared == {}

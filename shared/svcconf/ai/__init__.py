@@ -35,6 +35,8 @@ refuse early with it.
 Time: every call is clipped to `svcconf.api.budget` (the Lambda invocation's time left, started by
 `lambda_entry_point`); a worker started otherwise should call `svcconf.api.budget.start(context)` itself. The
 budget is a ContextVar: threads started with `contextvars.copy_context().run` see it, plain threads do not.
+
+May import: the foundation (errors, settings, clock, observability) and api (the time budget).
 """
 
 from __future__ import annotations

@@ -1,1 +1,3 @@
-"""Backups of a server: made, stored, listed and read (archive). May import the foundation, store and config."""
+"""Backups of a server: made, stored, listed and read (archive).
+May import: the foundation (errors, settings, clock, observability) and store.
+"""

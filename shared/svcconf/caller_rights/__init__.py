@@ -8,6 +8,8 @@ what the platform's client would let them do themselves (docs/05-deploy-engine.m
 - `grants`: dangerous grants to every member need `acknowledge`.
 The request modules call `as_caller` and `check_plan`; the worker calls `plan_as_caller` when a deployment starts
 or resumes.
+
+May import: the foundation (errors, settings, clock, observability) and chat, config, deploy_engine.
 """
 
 from __future__ import annotations

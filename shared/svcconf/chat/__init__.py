@@ -1,6 +1,8 @@
 """The chat platform: its HTTP client, rate limits, objects and errors.
 
 Nothing above this package touches the platform's HTTP API.
+
+May import: the foundation (errors, settings, clock, observability) and api (the time budget), config.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""The server configuration: its schema, its permission-safety lint and the chat platform's permission vocabulary."""
+"""The server configuration: its schema, its permission-safety lint and the chat platform's permission vocabulary.
+May import: the foundation (errors, settings, clock, observability), nothing else.
+"""
 
 from __future__ import annotations
 

@@ -4,4 +4,7 @@
 finish), `common` what both share, `quota` the platform's creation quota as the deploy sees it. The engine that
 reads, plans and applies is `svcconf.deploy_engine`; the table is `svcconf.store.deployment_records`.
 A rollback is a deployment of its own kind that undoes the newest one.
+
+May import: the foundation (errors, settings, clock, observability) and accounts, api, backups, caller_rights, chat,
+codes, config, deploy_engine, store.
 """

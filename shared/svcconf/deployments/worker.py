@@ -153,7 +153,10 @@ def _worker_plan(
             repository.set_backup(record, backup.backup_id, utc_now())
             record.backup_id = backup.backup_id
         # A pruning deploy deletes only what its confirmed plan listed: what someone made since is kept.
-        config = ServerConfig.model_validate(record.configuration or {})
+        # The configuration was validated when it was queued, perhaps by the next release (a canary, or before a
+        # rollback): a field this release does not know is left out of the plan instead of failing the deployment
+        # into the dead-letter queue (docs/11-production.md, "Stored items across releases").
+        config = ServerConfig.model_validate(record.configuration or {}, extra="ignore")
         prune = record.confirmed_deletes is not None
         if record.restore is not None:  # the backup's configuration, kept to the parts asked for
             plan = restore.restore_plan(

@@ -32,7 +32,8 @@ from svcconf.errors import NotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 from svcconf.store import queues
-from svcconf.store.templates import ChunkRecord, JobRecord, JobStatus, SeedingBusy, TemplateRepository
+from svcconf.store.seeding_jobs import ChunkRecord, JobRecord, JobStatus, SeedingBusy
+from svcconf.store.templates import TemplateRepository
 from svcconf.templates.candidates import vet_all
 from svcconf.templates.library import ensure_starter_set, repository
 

@@ -15,8 +15,8 @@ from svcconf.api.fields import Snowflake
 from svcconf.api.resolver import MIB, create_app, lambda_entry_point
 from svcconf.api.responses import BOT_ERRORS, BOT_TOKEN_AUTH, error_responses, request_examples, success
 from svcconf.backups.archive import BackupCreated, BackupFetched, BackupList, create_backup, fetch_backup, list_backups
-from svcconf.backups.diff import BackupDiff, diff_backup
 from svcconf.deployments.answers import DeploymentView
+from svcconf.deployments.diff import BackupDiff, diff_backup
 from svcconf.deployments.restore import (
     RestoreAsked,
     RestoreInfo,

@@ -4,10 +4,10 @@ kept to `only`, and the members' wanted roles with what the caller may hand out.
 from __future__ import annotations
 
 from svcconf.config import ServerConfig
+from svcconf.deploy_engine.id_map import resolve, translate
 from svcconf.deploy_engine.member_grants import Reach, dangerous_refusals, grant_refusals, wanted_roles
 from svcconf.deploy_engine.plan import plan_deployment
 from svcconf.deployments.restore import only_plan
-from svcconf.store.id_map import resolve, translate
 from tests.helpers.live_guilds import GuildBuilder, overwrite
 
 

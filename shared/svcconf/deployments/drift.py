@@ -25,8 +25,8 @@ from svcconf.deploy_engine.matching import with_ids
 from svcconf.deploy_engine.plan import plan_deployment
 from svcconf.deploy_engine.steps import PlanItem
 from svcconf.deployments.common import deployment_repository
+from svcconf.deployments.ids import translated
 from svcconf.errors import Conflict
-from svcconf.store import id_map
 from svcconf.store.deployment_records import DeploymentRecord
 
 
@@ -71,7 +71,7 @@ def drift(user: BearerUser, record: DeploymentRecord) -> list[DriftItem]:
         raise NoDrift("The service's bot is no longer in this server.") from missing
     _, seen = caller_rights.as_caller(client, live, chat_user_id)
     config = with_ids(ServerConfig.model_validate(record.configuration), record.journal_created)
-    plan = plan_deployment(seen.live, id_map.translated(config, seen.live), prune=True)
+    plan = plan_deployment(seen.live, translated(config, seen.live), prune=True)
     changed = [item for item in plan.items if item.action != "keep"]
     later = [
         other

@@ -31,10 +31,11 @@ from svcconf.deploy_engine.steps import DeploymentPlan
 from svcconf.deployments import quota as creation_quota
 from svcconf.deployments.answers import DeploymentView, DryRun, view
 from svcconf.deployments.common import LOCK_SECONDS, deployment_repository, job_of, planned_steps, rollback_plan
+from svcconf.deployments.ids import translated
 from svcconf.errors import Conflict, NotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
-from svcconf.store import id_map, queues
+from svcconf.store import queues
 from svcconf.store.deployment_records import DeploymentKind, DeploymentRecord, GuildBusy
 
 # The permissions a bot needs to deploy at all; an install link asks for these and what the configuration grants.
@@ -112,7 +113,7 @@ def _checked_plan(
     accept from them in its own client: else 403, 409."""
     chat_user_id, _ = managed_guild(user, guild_id)
     standing, seen = caller_rights.as_caller(get_chat_client(), _live_guild(guild_id, config), chat_user_id)
-    config = id_map.translated(config, seen.live)  # ids the guild no longer has, as a restore made them again
+    config = translated(config, seen.live)  # ids the guild no longer has, as a restore made them again
     plan = caller_rights.within_reach(standing, seen, plan_deployment(seen.live, config, prune=prune))
     problems = [*preflight_problems(seen.live, plan), *caller_rights.hidden_problems(seen, plan, config)]
     if problems:

@@ -62,6 +62,7 @@ from svcconf.deploy_engine.steps import (
 from svcconf.deployments import quota as creation_quota
 from svcconf.deployments.answers import DeploymentView, DryRun, view
 from svcconf.deployments.common import deployment_repository, planned_steps
+from svcconf.deployments.ids import translated
 from svcconf.deployments.requests import (
     BotNotInGuild,
     PlanNotConfirmed,
@@ -220,7 +221,7 @@ def restore_plan(
     confirmed_deletes: list[str] | None = None,
 ) -> DeploymentPlan:
     """The worker's and the request's plan: the configuration through the guild's id map, kept to `only`."""
-    plan = plan_deployment(live, id_map.translated(config, live), prune=prune, confirmed_deletes=confirmed_deletes)
+    plan = plan_deployment(live, translated(config, live), prune=prune, confirmed_deletes=confirmed_deletes)
     return only_plan(plan, source.only)
 
 
@@ -303,8 +304,8 @@ def _checked(chat_user_id: str, asked: RestoreAsked) -> _Checked:
         acknowledged_dangerous_members=MEMBER_DANGEROUS_RULE in asked.acknowledge,
     )
     plan = caller_rights.within_reach(standing, seen, restore_plan(seen.live, config, source, prune=asked.prune))
-    translated = id_map.translated(config, seen.live)
-    problems = [*preflight_problems(seen.live, plan), *caller_rights.hidden_problems(seen, plan, translated)]
+    config_now = translated(config, seen.live)
+    problems = [*preflight_problems(seen.live, plan), *caller_rights.hidden_problems(seen, plan, config_now)]
     if problems:
         raise PreflightFailed(
             f"The restore cannot work in this server as it is: {len(problems)} problem(s).", details=problems
@@ -332,7 +333,7 @@ def restore(record_user_id: str, chat_user_id: str, asked: RestoreAsked) -> DryR
     (the signed-in user's `sub`, or `bot:<chat user id>` through the bot)."""
     checked = _checked(chat_user_id, asked)
     plan, seen, config = checked.plan, checked.seen, checked.config
-    translated = id_map.translated(config, seen.live)
+    config_now = translated(config, seen.live)
     if asked.dry_run:
         members = plan_members(get_chat_client(), seen.live, checked.wants, plan.ids)
         quota = creation_quota.quota_warnings(asked.guild_id, plan, utc_now())
@@ -340,11 +341,11 @@ def restore(record_user_id: str, chat_user_id: str, asked: RestoreAsked) -> DryR
             steps=planned_steps(plan),
             plan=plan.items,
             plan_id=plan.plan_id,
-            warnings=[*quota, *plan_warnings(plan), *lint_config(translated), *seen.hidden_warnings()],
+            warnings=[*quota, *plan_warnings(plan), *lint_config(config_now), *seen.hidden_warnings()],
             members=members,
         )
     as_it_is = export_config(seen.live, seen.live.settings).config
-    caller_rights.require_acknowledged(translated, asked.acknowledge, as_it_is)
+    caller_rights.require_acknowledged(config_now, asked.acknowledge, as_it_is)
     dangerous = dangerous_refusals(checked.wants)
     if dangerous and not checked.source.acknowledged_dangerous_members:
         raise DangerousMemberRoles(details=dangerous)
@@ -377,7 +378,7 @@ def restore(record_user_id: str, chat_user_id: str, asked: RestoreAsked) -> DryR
     _queue(record)
     restore_journal.point_to(record)
     metrics.add_metric(name="RestoreQueued", unit="Count", value=1)
-    return view(record).model_copy(update={"warnings": [*quota, *lint_config(translated), *seen.hidden_warnings()]})
+    return view(record).model_copy(update={"warnings": [*quota, *lint_config(config_now), *seen.hidden_warnings()]})
 
 
 def bot_restore_info(deployment_id: str) -> RestoreInfo:

@@ -41,10 +41,11 @@ from svcconf.deployments.common import (
     planned_steps,
     rollback_plan,
 )
+from svcconf.deployments.ids import translated
 from svcconf.errors import BackupNotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
-from svcconf.store import id_map, queues, schedules
+from svcconf.store import queues, schedules
 from svcconf.store.deployment_records import (
     DeploymentKind,
     DeploymentRecord,
@@ -163,9 +164,7 @@ def _worker_plan(
                 live, config, record.restore, prune=prune, confirmed_deletes=record.confirmed_deletes
             )
             return plan, (None, [])
-        config = id_map.translated(
-            config, live
-        )  # ids the guild no longer has, as a restore or rollback made them again
+        config = translated(config, live)  # ids the guild no longer has, as a restore or rollback made them again
         return plan_deployment(live, config, prune=prune, confirmed_deletes=record.confirmed_deletes), (None, [])
     target = repository.get(record.user_id, record.project_id, record.rollback_of or "")
     if target is None or record.backup_id is None:

@@ -21,8 +21,8 @@ from svcconf.deploy_engine.live import LiveGuild, read_live_guild
 from svcconf.deploy_engine.member_grants import MemberWants, wanted_roles
 from svcconf.deploy_engine.plan import plan_deployment
 from svcconf.deploy_engine.steps import PlanItem, role_key
+from svcconf.deployments.ids import translated
 from svcconf.errors import BadRequest, Conflict, FieldError
-from svcconf.store import id_map
 
 
 class NotComparable(Conflict):
@@ -73,7 +73,7 @@ def diff_backup(backup_id: str, against: str, user_id: str | None) -> BackupDiff
     if user_id is not None:
         _, seen = caller_rights.as_caller(client, live, user_id)
         live = seen.live
-    config = id_map.translated(reading.config, live)
+    config = translated(reading.config, live)
     plan = plan_deployment(live, config, prune=True)
     changes = [item for item in plan.items if item.action != "keep"]
     wants = wanted_roles(reading.config, ((m.user_id, m.roles) for m in reading.members))

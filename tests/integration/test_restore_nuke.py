@@ -165,7 +165,13 @@ def test_the_nuke_is_diffed_exactly_and_restored_with_every_members_roles(invoke
     info = bot(invoke, {"action": "info", "deployment_id": queued.body["deployment_id"]}).body
 
     assert info["status"] == "succeeded", info
-    assert info["steps"]["members"] == {"planned": lacking, "granted": lacking, "left_server": 0, "failed": 0}
+    assert info["steps"]["members"] == {
+        "planned": lacking,
+        "granted": lacking,
+        "left_server": 0,
+        "failed": 0,
+        "removed": 0,
+    }
     after = call(invoke, {"action": "export", "guild_id": BUILD_GUILD}).body["config"]
     assert without_ids(after) == without_ids(exported)
     members = platform.guilds[BUILD_GUILD]["members"]

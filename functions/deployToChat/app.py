@@ -8,16 +8,20 @@ from aws_lambda_powertools.event_handler import Depends, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from pydantic import BaseModel, Field, RootModel
 
+from svcconf.accounts.chat_account import managed_guild
 from svcconf.api.auth import BearerUser, bearer_user
 from svcconf.api.examples import DEPLOY_ANSWERS, DEPLOY_QUEUED, DEPLOY_REQUESTS
+from svcconf.api.examples_restore import DEPLOY_RESTORE_REQUESTS, RESTORE_QUEUED
 from svcconf.api.fields import Snowflake
 from svcconf.api.resolver import MIB, create_app, lambda_entry_point
 from svcconf.api.responses import BEARER_AUTH, BEARER_ERRORS, error_responses, request_examples, success
 from svcconf.config import ServerConfig
 from svcconf.deployments.answers import DeploymentView, DryRun
 from svcconf.deployments.cancel import cancel
+from svcconf.deployments.drift import with_drift
 from svcconf.deployments.export_import import ExportAnswer, ImportAnswer, export_guild, import_template
 from svcconf.deployments.requests import deploy, dry_run, info, rollback, rollback_dry_run
+from svcconf.deployments.restore import RestoreAsked, RestoreOptions, restore
 from svcconf.limits import platform_reads
 
 ProjectId = Annotated[
@@ -72,6 +76,9 @@ class InfoRequest(BaseModel):
     deployment_id: DeploymentId | None = Field(
         None, description="That deployment of the project (any of the caller's); absent: the newest."
     )
+    drift: bool = Field(
+        False, strict=True, description="Add `drift`: what changed on the server since that deployment finished."
+    )
 
 
 class RollbackRequest(BaseModel):
@@ -115,8 +122,14 @@ class ImportRequest(BaseModel):
     )
 
 
+class RestoreRequest(RestoreOptions):
+    action: Literal["restore"]
+    guild_id: Snowflake
+    project_id: ProjectId | None = Field(None, description="The restore's project; default `restore-<backup_id>`.")
+
+
 DeployToChatRequest = Annotated[
-    DeployRequest | InfoRequest | RollbackRequest | CancelRequest | ExportRequest | ImportRequest,
+    DeployRequest | InfoRequest | RollbackRequest | CancelRequest | ExportRequest | ImportRequest | RestoreRequest,
     Field(discriminator="action"),
 ]
 Answer = DeploymentView | DryRun | ExportAnswer | ImportAnswer
@@ -124,7 +137,8 @@ Answer = DeploymentView | DryRun | ExportAnswer | ImportAnswer
 
 class DeployToChatAnswer(RootModel[Annotated[Answer, Field(discriminator="status")]]):
     """An answer of 200: a plan (`status: planned`), a configuration read from a server (`exported`) or a template
-    (`imported`), or a deployment (`status`: one of its states)."""
+    (`imported`), or a deployment (`status`:
+    one of its states)."""
 
 
 app = create_app("deployToChat", max_body_bytes=MIB)
@@ -142,7 +156,8 @@ app = create_app("deployToChat", max_body_bytes=MIB)
         "the newest deployment of a project, or one by its `deployment_id`, with the project's history (200), "
         "`rollback` queues the undoing of the newest one, or of one by its `deployment_id` (202), `cancel` ends a "
         "queued, waiting or running deployment (200, `status: cancelled`), `export` "
-        "reads a server as a configuration (200), `import` reads a native server template as one (200). Answers "
+        "reads a server as a configuration (200), `import` reads a native server template as one (200), `restore` "
+        "deploys a backup back with the members' roles (202; with `dry_run: true` its plan, 200). Answers "
         "are told apart by `status`: `planned` for a plan, `exported` and `imported` for a configuration read, a "
         "deployment's state otherwise."
     ),
@@ -156,9 +171,9 @@ app = create_app("deployToChat", max_body_bytes=MIB)
             DEPLOY_ANSWERS,
         ),
         202: success(
-            "deploy or rollback: queued; the worker applies it (read its progress with info)",
+            "deploy, rollback or restore: queued; the worker applies it (read its progress with info)",
             DeploymentView,
-            DEPLOY_QUEUED,
+            {**DEPLOY_QUEUED, **RESTORE_QUEUED},
         ),
         **error_responses(
             {
@@ -180,20 +195,32 @@ app = create_app("deployToChat", max_body_bytes=MIB)
     },
 )
 def deploy_to_chat(
-    request: Annotated[DeployToChatRequest, Body(openapi_examples=request_examples(DEPLOY_REQUESTS))],
+    request: Annotated[
+        DeployToChatRequest, Body(openapi_examples=request_examples({**DEPLOY_REQUESTS, **DEPLOY_RESTORE_REQUESTS}))
+    ],
     user: Annotated[BearerUser, Depends(bearer_user)],
 ) -> Response[Answer]:
     if isinstance(request, InfoRequest):
-        return _answer(info(user, request.project_id, request.guild_id, request.deployment_id))
+        found = info(user, request.project_id, request.guild_id, request.deployment_id)
+        if not request.drift:
+            return _answer(found)
+        with platform_reads(user):  # reading the server for the drift is a platform read
+            return _answer(found.model_copy(update={"drift": with_drift(user, request.project_id, request.guild_id)}))
     with platform_reads(user):  # every other action makes the bot read the platform for the user
         return _act(request, user)
 
 
 def _act(
-    request: DeployRequest | RollbackRequest | CancelRequest | ExportRequest | ImportRequest, user: BearerUser
+    request: DeployRequest | RollbackRequest | CancelRequest | ExportRequest | ImportRequest | RestoreRequest,
+    user: BearerUser,
 ) -> Response[Answer]:
     if isinstance(request, CancelRequest):
         return _answer(cancel(user, deployment_id=request.deployment_id, guild_id=request.guild_id))
+    if isinstance(request, RestoreRequest):
+        chat_user_id, _ = managed_guild(user, request.guild_id)
+        asked = RestoreAsked(**request.model_dump(exclude={"action"}))
+        restored = restore(user.sub, chat_user_id, asked)
+        return _answer(restored, status_code=200 if request.dry_run else 202)
     if isinstance(request, ExportRequest):
         return _answer(export_guild(user, request.guild_id))
     if isinstance(request, ImportRequest):

@@ -51,6 +51,7 @@ from svcconf.chat import (
     MissingPermissions,
     UnknownGuild,
     UnknownInvite,
+    UnknownMember,
     UnknownOverwrite,
     UnknownRole,
     UnknownTemplate,
@@ -62,6 +63,7 @@ from tests.helpers.chat_sandbox import (
     BOB_GUILD,
     BOB_ID,
     BUILD_GUILD,
+    CAROL_ID,
     DEMO_GUILD,
     INFO_CATEGORY,
     QUIET_GUILD,
@@ -585,3 +587,36 @@ def test_role_member_counts_bulk_moves_and_community_channel_deletion_conform(
     assert (community.status_code, community.json()["code"]) == (400, 50074)
     assert one_parent.status_code == 204
     assert chat_state.guilds[DEMO_GUILD]["channels"]["1191000000000003014"]["parent_id"] == INFO_CATEGORY
+
+
+def test_member_role_grant_removal_and_their_refusals_conform(recorder: Recorder, chat_state: SandboxState):
+    # When Carol is granted Moderator (below the bot), granted it again, has it taken back, Bob is granted the bot's
+    # own role (at its highest: 50013), someone not in the guild is granted one (10007), and an unknown role (10011)
+    moderator, member, bot_role = "1191000000000002012", "1191000000000002013", "1191000000000002011"
+    recorder.client.add_member_role(DEMO_GUILD, CAROL_ID, moderator)
+    recorder.client.add_member_role(DEMO_GUILD, CAROL_ID, moderator)
+    holds_after_grants = list(chat_state.guilds[DEMO_GUILD]["members"][CAROL_ID]["roles"])
+    recorder.client.remove_member_role(DEMO_GUILD, CAROL_ID, moderator)
+    with pytest.raises(MissingPermissions):
+        recorder.client.add_member_role(DEMO_GUILD, BOB_ID, bot_role)
+    with pytest.raises(UnknownMember):
+        recorder.client.add_member_role(DEMO_GUILD, "1191000000000000999", member)
+    with pytest.raises(UnknownRole):
+        recorder.client.add_member_role(DEMO_GUILD, BOB_ID, "1191000000000009999")
+    exchanges = recorder.take()
+    # Then each exchange matches the description, and the member holds the role once, then not at all
+    for exchange in exchanges:
+        recorder.check(exchange)
+    assert [e.status_code for e in exchanges] == [204, 204, 204, 403, 404, 404]
+    assert holds_after_grants == [member, moderator]
+    assert chat_state.guilds[DEMO_GUILD]["members"][CAROL_ID]["roles"] == [member]
+    assert [e.json()["code"] for e in exchanges[3:]] == [50013, 10007, 10011]
+    assert exchanges[0].headers["X-RateLimit-Limit"] == "10"
+    assert exchanges[0].headers["X-RateLimit-Bucket"] != recorder_bucket_of_roles(recorder)
+
+
+def recorder_bucket_of_roles(recorder: Recorder) -> str:
+    """The bucket the role list answers in: the member-role routes have a bucket of their own."""
+    recorder.client.list_roles(DEMO_GUILD)
+    (listed,) = recorder.take()
+    return str(listed.headers["X-RateLimit-Bucket"])

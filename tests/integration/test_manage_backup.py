@@ -241,7 +241,7 @@ def test_a_field_the_action_needs_is_named_when_missing(invoke, body, fields):
 @pytest.mark.parametrize(
     ("body", "field"),
     [
-        ({"action": "restore", "guild_id": GUILD}, "action"),
+        ({"action": "export", "guild_id": GUILD}, "action"),
         ({"guild_id": GUILD}, "action"),
         ({"action": "list", "guild_id": "12345"}, "guild_id"),
         ({"action": "list", "guild_id": 1187392640113156136}, "guild_id"),

@@ -135,6 +135,30 @@ class ChatClient(ChatTransport):
         route = Route("GET", "/guilds/{guild_id}/members/{user_id}", guild_id=guild_id, user_id=user_id)
         return self._read(GuildMember, route, self._json(route, self._bot_auth()))
 
+    def add_member_role(self, guild_id: str, user_id: str, role_id: str, reason: str | None = None) -> None:
+        """Grant one role to one member (204; granting one they hold changes nothing). Not a member:
+        `UnknownMember`; the role unknown: `UnknownRole`; without MANAGE_ROLES or the role not below the bot's
+        highest: `MissingPermissions`. The route has its own rate-limit bucket."""
+        route = Route(
+            "PUT",
+            "/guilds/{guild_id}/members/{user_id}/roles/{role_id}",
+            guild_id=guild_id,
+            user_id=user_id,
+            role_id=role_id,
+        )
+        self._send(route, self._bot_auth(), reason=reason)
+
+    def remove_member_role(self, guild_id: str, user_id: str, role_id: str, reason: str | None = None) -> None:
+        """Take one role from one member (204; one they do not hold changes nothing); refusals as `add_member_role`."""
+        route = Route(
+            "DELETE",
+            "/guilds/{guild_id}/members/{user_id}/roles/{role_id}",
+            guild_id=guild_id,
+            user_id=user_id,
+            role_id=role_id,
+        )
+        self._send(route, self._bot_auth(), reason=reason)
+
     def get_template(self, code: str) -> GuildTemplate:
         """A native server template by its code (anonymous lookups are limited per IP: the bot's token when there
         is one, as for invites). Unknown: `UnknownTemplate`."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -11,7 +11,9 @@ from svcconf.config import ServerConfig
 from svcconf.config.answers import AnswerConfig
 from svcconf.config.lint import LintWarning
 from svcconf.deploy_engine.matching import with_ids
+from svcconf.deploy_engine.member_grants import MembersPlan
 from svcconf.deploy_engine.steps import PlanItem
+from svcconf.deployments.drift import DriftItem
 from svcconf.deployments.quota import QuotaWarning
 from svcconf.store.deployment_records import DeploymentKind, DeploymentRecord, DeploymentStatus, Steps
 
@@ -62,8 +64,13 @@ class HistoryEntry(BaseModel):
         )
 
 
+def _drift_optional(schema: dict[str, Any]) -> None:
+    schema["required"] = [name for name in schema.get("required", []) if name != "drift"]
+
+
 class DeploymentView(BaseModel):
-    model_config = ConfigDict(json_schema_serialization_defaults_required=True)  # every field is sent
+    # Every field is sent but `drift`, which only `info` with `drift: true` has.
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True, json_schema_extra=_drift_optional)
 
     ok: bool = True
     deployment_id: str
@@ -92,11 +99,21 @@ class DeploymentView(BaseModel):
         description="info: the project's deployments by the caller (to `guild_id`, when given), newest first, at most"
         " 20; null in other answers.",
     )
+    drift: list[DriftItem] | None = Field(
+        None,
+        description="info with drift: what changed on the server since the deployment finished, as plan items, each"
+        " naming the later deployment of this service that made it, or who did (the audit log, VIEW_AUDIT_LOG).",
+    )
+
+
+def _members_optional(schema: dict[str, Any]) -> None:
+    schema["required"] = [name for name in schema.get("required", []) if name != "members"]
 
 
 class DryRun(BaseModel):
-    # Every field is sent, so openapi.json marks them required; `status` tells a plan from a DeploymentView.
-    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+    # Every field is sent, so openapi.json marks them required; `status` tells a plan from a DeploymentView. But for
+    # `members`, which only a restore's plan has.
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True, json_schema_extra=_members_optional)
 
     ok: bool = True
     status: Literal["planned"] = Field("planned", description="A dry run changes nothing: it is only a plan.")
@@ -104,6 +121,7 @@ class DryRun(BaseModel):
     plan: list[PlanItem]
     plan_id: str = Field(description="The plan's digest: a deploy whose plan deletes sends it back as `confirm`.")
     warnings: list[QuotaWarning | LintWarning]
+    members: MembersPlan | None = Field(None, description="restore: the members' role grants it would make.")
 
 
 def view(

@@ -38,6 +38,7 @@ from svcconf.deployments.common import (
     planned_steps,
     rollback_plan,
 )
+from svcconf.deployments.ids import translated
 from svcconf.errors import BadRequest, Conflict, FieldError, NotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
@@ -135,6 +136,7 @@ def _checked_plan(
     accept from them in its own client: else 403, 409."""
     chat_user_id, _ = managed_guild(user, guild_id)
     standing, seen = caller_rights.as_caller(get_chat_client(), _live_guild(guild_id, config), chat_user_id)
+    config = translated(config, seen.live)  # ids the guild no longer has, as a restore made them again
     plan = caller_rights.within_reach(standing, seen, plan_deployment(seen.live, config, prune=prune))
     problems = [*preflight_problems(seen.live, plan), *caller_rights.hidden_problems(seen, plan, config)]
     if problems:
@@ -268,7 +270,9 @@ def _rollback_target(
         if target is None or project_id not in (None, target.project_id) or guild_id not in (None, target.guild_id):
             raise NoDeployment(f"Nothing to roll back: no deployment {deployment_id} by you (of that project, there).")
     else:
-        target = repository.newest(user.sub, project_id or "", guild_id=guild_id, kind="deploy")
+        target = repository.newest(user.sub, project_id or "", guild_id=guild_id, kind="deploy") or repository.newest(
+            user.sub, project_id or "", guild_id=guild_id, kind="restore"
+        )
     guild = guild_id or (target.guild_id if target else None)
     if guild is None:
         raise NoDeployment("Nothing to roll back: no deployment of this project by you.")

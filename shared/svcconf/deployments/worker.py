@@ -34,6 +34,7 @@ from svcconf.deploy_engine.plan import plan_deployment
 from svcconf.deploy_engine.rollback import GuildSnapshot, channel_state, role_state
 from svcconf.deploy_engine.steps import KIND_GROUPS, DeploymentPlan, Step
 from svcconf.deployments import quota as creation_quota
+from svcconf.deployments import restore
 from svcconf.deployments.common import (
     LOCK_SECONDS,
     DeployJob,
@@ -42,6 +43,7 @@ from svcconf.deployments.common import (
     planned_steps,
     rollback_plan,
 )
+from svcconf.deployments.ids import translated
 from svcconf.errors import BackupNotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
@@ -93,12 +95,12 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
         repository.mark_running(record, steps=planned_steps(plan) if first_run else None, now=utc_now())
         if first_run and left:  # what the rollback leaves as it is, named once
             repository.record_progress(record, Progress(errors=[StepError(**e.model_dump()) for e in left]), utc_now())
-        if not first_run and record.kind == "deploy":
+        if not first_run and record.kind in ("deploy", "restore"):
             _adopt_unrecorded(repository, record, live, plan)
         applier = PlanApplier(client, record.guild_id, plan, audit_reason=f"svc {record.kind} {record.deployment_id}")
 
         def intend(step: Step) -> None:
-            if record.kind == "deploy" and step.op in JOURNALED_WRITES:
+            if record.kind in ("deploy", "restore") and step.op in JOURNALED_WRITES:
                 repository.record_intent(record, step.key, epoch_ms(utc_now()))
 
         deleted_roles = {step.object_id for step in plan.steps if step.op == "delete_role"}
@@ -115,6 +117,10 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
             has_time=lambda: seconds_left() > margin,
             intend=intend,
         )
+        if finished and record.kind == "restore":  # then the members get their roles back
+            finished = restore.restore_members(client, record, plan, lambda: seconds_left() > margin)
+        if finished and target is not None and target.kind == "restore":  # and its rollback takes them back
+            finished = restore.take_back_grants(client, record, target, lambda: seconds_left() > margin)
     except (DeploymentInterrupted, ChatRateLimited, ChatUnavailable) as pause:
         creation_quota.remember_buckets(client, record.guild_id, utc_now())
         _requeue(record, job, pause)
@@ -145,7 +151,7 @@ def abandon(job: DeployJob, reason: str) -> None:
 def _worker_plan(
     repository: DeploymentRepository, record: DeploymentRecord, live: LiveGuild
 ) -> tuple[DeploymentPlan, tuple[DeploymentRecord | None, list[ItemError]]]:
-    if record.kind == "deploy":
+    if record.kind in ("deploy", "restore"):
         if record.backup_id is None:
             snapshot = GuildSnapshot.of(live, utc_now())
             backup = archive.create_deployment_snapshot(
@@ -162,6 +168,12 @@ def _worker_plan(
         # into the dead-letter queue (docs/11-production.md, "Stored items across releases").
         config = ServerConfig.model_validate(record.configuration or {}, extra="ignore")
         prune = record.confirmed_deletes is not None
+        if record.restore is not None:  # the backup's configuration, kept to the parts asked for
+            plan = restore.restore_plan(
+                live, config, record.restore, prune=prune, confirmed_deletes=record.confirmed_deletes
+            )
+            return plan, (None, [])
+        config = translated(config, live)  # ids the guild no longer has, as a restore or rollback made them again
         return plan_deployment(live, config, prune=prune, confirmed_deletes=record.confirmed_deletes), (None, [])
     target = repository.get(record.user_id, record.project_id, record.rollback_of or "")
     if target is None or record.backup_id is None:
@@ -321,6 +333,7 @@ def _finish(repository: DeploymentRepository, record: DeploymentRecord, *, error
     if not repository.finish(record, status, summary(record.kind, steps), error, utc_now()):
         logger.info("deployment cancelled before it could finish")
         return False
+    restore.remember_recreations(repository.get(record.user_id, record.project_id, record.deployment_id) or record)
     metrics.add_metric(name=f"Deployment{status.capitalize()}", unit="Count", value=1)
     logger.info("deployment finished", extra={"status": status, "changed": changed, "failed": failed})
     return True
@@ -346,7 +359,7 @@ def summary(kind: DeploymentKind, steps: Steps) -> str:
     sentence = (
         f"{verbs[0].capitalize()} {part(verbs[0])}; {'restored' if kind == 'rollback' else 'updated'} {part(verbs[1])}"
     )
-    if kind == "deploy" and steps.total("deleted"):  # a pruning deploy
+    if kind in ("deploy", "restore") and steps.total("deleted"):  # a pruning deploy
         sentence += f"; deleted {part('deleted')}"
     if kind == "rollback" and steps.total("created"):  # what the deployment had deleted, made again
         sentence += f"; re-created {part('created')}"

@@ -36,7 +36,7 @@ from svcconf.store import documents
 from svcconf.store.dynamo import is_conditional_check_failure, plain_integers, table
 
 SCHEMA_VERSION = 2  # of the items this release writes; 1 is the shape before the version was stored
-DeploymentKind = Literal["deploy", "rollback"]
+DeploymentKind = Literal["deploy", "rollback", "restore"]
 DeploymentStatus = Literal["queued", "running", "waiting", "succeeded", "partial", "failed", "cancelled"]
 FINISHED: tuple[DeploymentStatus, ...] = ("succeeded", "partial", "failed", "cancelled")
 ACTIVE: tuple[DeploymentStatus, ...] = ("queued", "running", "waiting")
@@ -72,6 +72,26 @@ class StepError(BaseModel):
     message: str
 
 
+class MemberCounts(BaseModel):
+    """A restore's member role grants: `planned`, `granted` and `failed` count grants (member, role); `left_server`
+    counts the backup's members no longer in the server. Its rollback: `planned` grants to take back, `removed`."""
+
+    planned: int = 0
+    granted: int = 0
+    left_server: int = 0
+    failed: int = 0
+    removed: int = 0  # the rollback of a restore: grants it took back
+
+
+class RestoreSource(BaseModel):
+    """What a restore restores: the backup, the parts asked for, and whether members get their roles back."""
+
+    backup_id: str
+    only: list[str]
+    members: bool = True
+    acknowledged_dangerous_members: bool = False
+
+
 class Steps(BaseModel):
     roles: KindCounts = Field(default_factory=KindCounts)
     categories: KindCounts = Field(default_factory=KindCounts)
@@ -79,6 +99,7 @@ class Steps(BaseModel):
     overwrites: KindCounts = Field(default_factory=KindCounts)
     settings: KindCounts = Field(default_factory=KindCounts)  # the guild's own settings: one object
     errors: list[StepError] = Field(default_factory=list)
+    members: MemberCounts | None = None  # a restore's member role grants
 
     def total(self, counter: str) -> int:
         return sum(getattr(getattr(self, group), counter) for group in KIND_GROUPS.values())
@@ -114,6 +135,8 @@ class DeploymentRecord(BaseModel):
     journal_deleted: dict[str, str] = Field(default_factory=dict)  # plan key -> the id of the object deleted
     journal_intents: dict[str, int] = Field(default_factory=dict)  # object key -> when its write began (Unix ms)
     journal_after: dict[str, str] = Field(default_factory=dict)  # object key -> its fingerprint
+    restore: RestoreSource | None = None  # a restore's backup and options
+    members_cursor: int = 0  # a restore: how many of the backup's members (by user id) the grants went through
     confirmed_deletes: list[str] | None = None  # a pruning deploy: the ids its confirmed plan deletes, and no other
     counted: bool = False  # the first worker run has set the planned and existing counts
     resumes_at: datetime | None = None  # while `waiting`: when the worker runs it again
@@ -156,6 +179,11 @@ def _reference_key(deployment_id: str) -> dict[str, str]:
 def configuration_key(deployment_id: str) -> str:
     """Where the documents bucket keeps a deployment's configuration when its item cannot."""
     return f"deployments/{deployment_id}/configuration.json.bz2"
+
+
+def record_key(record: DeploymentRecord) -> dict[str, str]:
+    """The table key of a deployment's item."""
+    return {"pk": _pk(record.user_id), "sk": _sk(record.project_id, record.deployment_id)}
 
 
 def _to_item(record: DeploymentRecord) -> dict[str, Any]:

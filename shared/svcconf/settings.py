@@ -52,6 +52,11 @@ class Settings(BaseModel):
     deploy_queue_arn: str | None = Field(None, alias="DEPLOY_QUEUE_ARN")
     deploy_scheduler_role_arn: str | None = Field(None, alias="DEPLOY_SCHEDULER_ROLE_ARN")
     deploy_schedule_group: str = Field("default", alias="DEPLOY_SCHEDULE_GROUP")
+    # Scheduled backups (manageBackup `schedule`): one recurring EventBridge Scheduler schedule per guild sends
+    # the guild's job to the backup queue, assuming this role; the backup worker makes the backup.
+    backup_queue_arn: str | None = Field(None, alias="BACKUP_QUEUE_ARN")
+    backup_scheduler_role_arn: str | None = Field(None, alias="BACKUP_SCHEDULER_ROLE_ARN")
+    backup_schedule_group: str = Field("default", alias="BACKUP_SCHEDULE_GROUP")
 
     # The template library and its seeding jobs
     templates_table: str = Field("svc-templates", alias="TEMPLATES_TABLE_NAME")

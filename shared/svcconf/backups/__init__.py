@@ -1,3 +1,3 @@
-"""Backups of a server: made, stored, listed and read (archive).
-May import: the foundation (errors, settings, clock, observability) and store.
+"""Backups of a server: made, stored, listed and read (archive); made on a schedule (schedules, scheduled_backup).
+May import: the foundation (errors, settings, clock, observability) and chat, deploy_engine, store.
 """

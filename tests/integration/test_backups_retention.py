@@ -19,7 +19,6 @@ from svcconf.backups import archive
 from svcconf.errors import BackupNotFound, BackupTooLarge, BadRequest
 from svcconf.settings import get_settings
 from svcconf.store import blobs
-from svcconf.store.backups import BackupRepository, BackupSummary
 from svcconf.store.dynamo import dynamodb
 
 TABLE = "backups-under-test"
@@ -286,30 +285,6 @@ def test_a_list_answers_the_bots_kept_backups_and_20_snapshots_newest_first(cloc
 
     assert [summary.backup_id for summary in listed] == [made[2], made[1], *reversed(snapshots)]
     assert listed[0].label == "b2"
-
-
-def test_a_list_answers_a_schedules_50_kept_backups_next_to_the_bots_and_the_snapshots(clock) -> None:
-    repository = BackupRepository(TABLE)
-    scheduled = []
-    for n in range(51):  # one more than a schedule's largest `keep`: the oldest one, its run would have pruned
-        clock.tick()
-        summary = BackupSummary(
-            backup_id=archive.new_backup_id(),
-            guild_id=GUILD,
-            channels_count=0,
-            roles_count=n,
-            created_at=clock.now,
-            size_bytes=2,
-            stored_bytes=2,
-        )
-        repository.insert(summary, b"{}", retention="scheduled")
-        scheduled.append(summary.backup_id)
-    snapshots = [snapshot(clock, n) for n in range(20)]
-    made = [backup(clock, n) for n in range(2)]
-
-    listed = [summary.backup_id for summary in archive.list_backups(GUILD)]
-
-    assert listed == [*reversed(made), *reversed(snapshots), *reversed(scheduled[1:])]
 
 
 def test_a_list_of_a_guild_without_backups_is_empty(clock) -> None:

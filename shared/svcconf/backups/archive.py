@@ -22,7 +22,6 @@ from svcconf.store.backups import MAX_ITEM_BYTES, BackupRepository, BackupSummar
 # Room for the data item's keys and attribute names next to the compressed blob.
 ITEM_OVERHEAD_BYTES = 1024
 DEPLOYMENT_SNAPSHOTS_PER_GUILD = 20  # the newest deployments of a guild that can still be rolled back
-SCHEDULED_KEEP_MAX = 50  # manageBackup `schedule`'s largest `keep`
 DEPLOYMENT_SNAPSHOT = "deployment-snapshot"  # the `kind` of a deployment's snapshot (deploy_engine/rollback.py)
 
 
@@ -140,8 +139,7 @@ def backup_exists(backup_id: str) -> bool:
 
 
 def list_backups(guild_id: str) -> list[BackupSummary]:
-    # the bot's, deployments', and a schedule's (at most its largest `keep`)
-    kept = get_settings().backups_per_guild + DEPLOYMENT_SNAPSHOTS_PER_GUILD + SCHEDULED_KEEP_MAX
+    kept = get_settings().backups_per_guild + DEPLOYMENT_SNAPSHOTS_PER_GUILD  # the bot's, and deployments'
     return _repository().summaries(guild_id, limit=kept)
 
 

@@ -130,6 +130,9 @@ class Settings(BaseModel):
     # Requests a second that users' requests may make the bot send, all instances together: half the platform's
     # global 50, so the deploy workers keep their pace. 0: no share is kept (one instance, tests of the client).
     chat_user_requests_per_second: int = Field(25, ge=0, alias="CHAT_USER_REQUESTS_PER_SECOND")
+    # What the bot does on its own (a scheduled backup) runs inside that share, each guild's taking at most this
+    # many requests a second of it, so no schedule starves users' requests or a deploy. 0: no per-guild share.
+    chat_bot_own_guild_requests_per_second: int = Field(5, ge=0, alias="CHAT_BOT_OWN_GUILD_REQUESTS_PER_SECOND")
 
     # CORS for the web app
     cors_allow_origin: str = Field("*", alias="SVC_CORS_ALLOW_ORIGIN")

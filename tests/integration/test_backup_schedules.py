@@ -291,3 +291,24 @@ def test_a_missing_schedule_field_is_named(invoke, scheduled, missing):
 
     assert response.status == 400
     assert missing in {detail["field"] for detail in response.body["details"]}, response.body
+
+
+def test_a_run_reads_the_platform_at_the_guilds_own_share_inside_the_users_share(
+    invoke, scheduled, platform, monkeypatch
+):
+    monkeypatch.setenv("CHAT_BOT_OWN_GUILD_REQUESTS_PER_SECOND", "1")
+    get_settings.cache_clear()
+    schedule(invoke, every_hours=1, keep=3)
+    platform.clear_log()
+
+    scheduled.after(1)
+
+    assert listed(invoke)["schedule"]["last_result"]["outcome"] == "stored"
+    sent = len(platform.request_log)
+    assert sent >= 3, platform.request_log
+    counters = boto3.resource("dynamodb", region_name=LOCAL_REGION).Table(get_settings().usage_table).scan()["Items"]
+    own = {item["key"]: int(item["used"]) for item in counters if item["key"].startswith(f"bot-own#{DEMO}#")}
+    users = {item["key"]: int(item["used"]) for item in counters if item["key"].startswith("bot-share#")}
+    # One request a second of the guild's own share: as many seconds as requests, each holding one.
+    assert sorted(own.values()) == [1] * sent, own
+    assert sum(users.values()) == sent  # and each in the users' share of the bot's rate

@@ -5,7 +5,8 @@ schedule, named after the guild, that sends `{guild_id, schedule_id}` to the bac
 hours, the first run `every_hours` from now. The backup worker calls `run_scheduled` with that job: it makes a
 backup from the live guild (`scheduled_backup.make_scheduled_backup`), which stores nothing when the content's
 digest equals the newest scheduled backup's, and prunes the guild's scheduled backups to `keep`; the run records
-`last_run_at`, `last_result` and `next_run_at` on the schedule. A run that cannot read the guild records why and
+`last_run_at`, `last_result` and `next_run_at` on the schedule. Its platform requests keep the bot's own pace
+(`own_pace`). A run that cannot read the guild records why and
 keeps the schedule. A job of a schedule since replaced or removed does nothing.
 """
 
@@ -19,6 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from svcconf.backups.archive import BackupList, backup_exists
+from svcconf.backups.own_pace import bots_own_work
 from svcconf.backups.scheduled_backup import make_scheduled_backup
 from svcconf.chat.errors import ChatError, ChatRateLimited, ChatUnavailable
 from svcconf.clock import utc_now
@@ -146,14 +148,15 @@ def run_scheduled(job: BackupJob) -> RunResult | None:
     if newest is not None and not backup_exists(newest.backup_id):
         newest = None  # deleted since: nothing to be equal to
     try:
-        made = make_scheduled_backup(
-            job.guild_id,
-            members=schedule.members,
-            user_id=schedule.user_id,
-            label=schedule.label,
-            keep=schedule.keep,
-            unless_digest=newest.digest if newest else None,
-        )
+        with bots_own_work(job.guild_id):
+            made = make_scheduled_backup(
+                job.guild_id,
+                members=schedule.members,
+                user_id=schedule.user_id,
+                label=schedule.label,
+                keep=schedule.keep,
+                unless_digest=newest.digest if newest else None,
+            )
     except ChatError as error:
         result = RunResult(outcome="failed", detail=f"The guild could not be read: {error.message}")
         _record(repository, schedule, result)

@@ -2,7 +2,7 @@
 # pip and Debian's packages). The Lambda runtime is Python 3.13; the Makefile looks for it, pyenv's included.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-.PHONY: help check-python venv sam-venv node-tools clients-venv browser api-docs-layer run invoke test lint api-lint typecheck format build openapi openapi-check bench fuzz load clean
+.PHONY: help check-python venv sam-venv node-tools clients-venv checkov-venv browser api-docs-layer run invoke test lint api-lint typecheck format build openapi openapi-check bench fuzz load clean checkov translate smoke
 
 PYTHON313 ?= $(shell for p in python3.13 $$HOME/.pyenv/versions/3.13*/bin/python3.13 /root/.pyenv/versions/3.13*/bin/python3.13 /usr/local/bin/python3.13 /usr/bin/python3.13; do "$$p" -c 'import sys; assert sys.version_info[:2] == (3, 13)' >/dev/null 2>&1 && { echo "$$p"; break; }; done)
 VENV := .venv
@@ -67,11 +67,22 @@ $(CLIENTS_VENV)/.installed: requirements-clients.txt | check-python
 	@$(CLIENTS_VENV)/bin/pip install $(PIP_QUIET) -r requirements-clients.txt $(PIP_FILTER)
 	@touch $@
 
+# checkov in a virtualenv of its own (make checkov): it pins boto3, networkx and many more of its own.
+CHECKOV_VENV := .venv-checkov
+$(CHECKOV_VENV)/.installed: requirements-checkov.txt | check-python
+	$(SAY) "creating .venv-checkov with checkov (make checkov; one to two minutes the first time)"
+	$(PYTHON313) -m venv $(CHECKOV_VENV)
+	@started=$$(date +%s); $(CHECKOV_VENV)/bin/pip install $(PIP_QUIET) -r requirements-checkov.txt $(PIP_FILTER) && \
+	  printf '==> .venv-checkov ready (%s s)\n' "$(call SECONDS_SINCE,$$started)"
+	@touch $@
+
 venv: $(VENV)/.installed  ## the development virtualenv (.venv, Python 3.13)
 
 node-tools: node_modules/.installed  ## the pinned npm tools (npm ci)
 
 clients-venv: $(CLIENTS_VENV)/.installed  ## openapi-python-client in .venv-clients
+
+checkov-venv: $(CHECKOV_VENV)/.installed  ## checkov in .venv-checkov
 
 # The /docs test drives Debian's Chromium with Playwright (no browser download): installed when missing.
 browser:
@@ -87,13 +98,29 @@ run: venv node-tools  ## the service on http://127.0.0.1:PORT_NOW (set PORT for 
 invoke: venv  ## one function once with one event, no Docker: make invoke FN=<operation> [EVENT=events/<operation>.json]
 	@$(PY) -m local.invoke $(FN) $(EVENT)
 
-lint: venv sam-venv typecheck api-lint  ## ruff, mypy, Redocly, Spectral, cfn-lint and sam validate --lint
+lint: venv sam-venv typecheck api-lint checkov  ## ruff, mypy, Redocly, Spectral, cfn-lint, sam validate --lint, checkov
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) -m local.outside_paths  # the repository stands alone: nothing reads a folder beside it
-	$(VENV)/bin/cfn-lint template.yaml
+	@# Informational rules too (-c I): each one is judged in template.yaml (a DeletionPolicy or a retention made explicit).
+	$(VENV)/bin/cfn-lint --include-checks I --non-zero-exit-code informational template.yaml
 	$(SAY) "sam validate --lint (SAM CLI starts slowly: a few seconds)"
 	$(SAM_ENV) $(SAM) validate --lint --template template.yaml
+
+# What CloudFormation receives: SAM's translator (from .venv-sam), offline, parameters at their defaults.
+TRANSLATED := .aws-sam/translated.json
+translate: sam-venv  ## template.yaml through SAM's translator into .aws-sam/translated.json (offline)
+	@mkdir -p .aws-sam
+	@$(SAM_ENV) $(SAM_VENV)/bin/python tests/infrastructure/sam_translate.py template.yaml > $(TRANSLATED) \
+	  2> >(grep -v "not available in Feature Toggle Config" >&2)
+
+checkov: venv checkov-venv translate  ## checkov on the translated template against tests/infrastructure/checkov_baseline.toml
+	$(SAY) "checkov on $(TRANSLATED) (a new finding, or a skip that matches nothing, fails)"
+	$(PY) -m tests.infrastructure.checkov_gate $(TRANSLATED) --checkov $(CHECKOV_VENV)/bin/checkov
+
+smoke: venv  ## a read-only check of a deployed stage through its public API: make smoke URL=<ApiBaseUrl> TOKEN=<bearer JWT>
+	@if [ -z "$(URL)" ]; then echo "usage: make smoke URL=<the stack's ApiBaseUrl output> TOKEN=<a user's bearer JWT> [BOT_TOKEN=...]" >&2; exit 2; fi
+	@$(PY) -m tests.infrastructure.smoke --url "$(URL)" $(if $(TOKEN),--token "$(TOKEN)") $(if $(BOT_TOKEN),--bot-token "$(BOT_TOKEN)")
 
 api-lint: node-tools  ## openapi.json: Redocly (recommended, warnings fail too) and Spectral (spectral:oas)
 	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true node_modules/.bin/redocly lint --extends recommended-strict openapi.json
@@ -174,4 +201,4 @@ load: venv  ## 2,000 requests at 50 concurrent through make run: 5xx, 429, backu
 	$(PY) -m bench load
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) $(CLIENTS_VENV) node_modules .artifacts .aws-sam .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) $(SAM_VENV) $(CLIENTS_VENV) $(CHECKOV_VENV) node_modules .artifacts .aws-sam .pytest_cache .ruff_cache .mypy_cache

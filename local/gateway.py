@@ -16,6 +16,7 @@ from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
+from local.intrinsics import IntrinsicResolver
 from local.lambda_runtime import FunctionRuntime
 from local.resources import FunctionSpec, api_functions
 from local.template import Template
@@ -49,12 +50,17 @@ def _route_pattern(path: str) -> re.Pattern[str]:
 
 
 def gateway_responses(tpl: Template) -> dict[str, dict[str, Any]]:
-    """The GatewayResponses of the template's REST API (the service has one)."""
+    """The GatewayResponses of the template's REST API (the service has one), their header values resolved with
+    the parameters' defaults (the CORS origin is `!Sub "'${CorsAllowOrigin}'"`)."""
     found: dict[str, dict[str, Any]] = {}
     for resource in tpl.resources.values():
         if resource.get("Type") == "AWS::Serverless::Api":
             found.update((resource.get("Properties") or {}).get("GatewayResponses") or {})
-    return found
+    resolver = IntrinsicResolver(tpl)
+    return {
+        name: {**configured, "ResponseParameters": resolver.resolve(configured.get("ResponseParameters") or {})}
+        for name, configured in found.items()
+    }
 
 
 @dataclass

@@ -34,6 +34,7 @@ SKIPPED_DIRECTORIES = {
     ".venv",
     ".venv-sam",
     ".venv-clients",
+    ".venv-checkov",
     ".aws-sam",
     ".artifacts",
     ".local-state",

@@ -367,8 +367,11 @@ def _failed_assertions(tpl: Template, **parameters: str) -> list[str]:
 
 
 def test_a_prod_stack_refuses_to_deploy_without_the_jwt_issuer_and_audience(tpl: Template) -> None:
-    failed = _failed_assertions(tpl, Stage="prod", JwtIssuer="", JwtAudience="")
+    origin = {"CorsAllowOrigin": "https://app.example"}  # the other prod rule (test_production.py)
+    failed = _failed_assertions(tpl, Stage="prod", JwtIssuer="", JwtAudience="", **origin)
     assert [text.split(" ")[0] for text in failed] == ["JwtIssuer", "JwtAudience"]
-    assert _failed_assertions(tpl, Stage="prod", JwtIssuer="https://id.example", JwtAudience="") == [failed[1]]
-    assert _failed_assertions(tpl, Stage="prod", JwtIssuer="https://id.example", JwtAudience="svc") == []
+    assert _failed_assertions(tpl, Stage="prod", JwtIssuer="https://id.example", JwtAudience="", **origin) == [
+        failed[1]
+    ]
+    assert _failed_assertions(tpl, Stage="prod", JwtIssuer="https://id.example", JwtAudience="svc", **origin) == []
     assert _failed_assertions(tpl, Stage="dev", JwtIssuer="", JwtAudience="") == []

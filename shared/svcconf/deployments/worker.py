@@ -148,7 +148,10 @@ def _worker_plan(
             repository.set_backup(record, backup.backup_id, utc_now())
             record.backup_id = backup.backup_id
         # A pruning deploy deletes only what its confirmed plan listed: what someone made since is kept.
-        config = ServerConfig.model_validate(record.configuration or {})
+        # The configuration was validated when it was queued, perhaps by the next release (a canary, or before a
+        # rollback): a field this release does not know is left out of the plan instead of failing the deployment
+        # into the dead-letter queue (docs/11-production.md, "Stored items across releases").
+        config = ServerConfig.model_validate(record.configuration or {}, extra="ignore")
         prune = record.confirmed_deletes is not None
         return plan_deployment(live, config, prune=prune, confirmed_deletes=record.confirmed_deletes), (None, [])
     target = repository.get(record.user_id, record.project_id, record.rollback_of or "")

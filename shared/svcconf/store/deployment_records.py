@@ -10,6 +10,12 @@
 - The guild lock: `pk = GUILD#<guild_id>`, `sk = LOCK`, naming the deployment that holds it. It is taken in
   the same transaction that writes the queued deployment (a conditional write, not a read-then-write) and
   expires by itself (`expiration`) if a worker is ever lost for good.
+
+Across releases (docs/11-production.md, "Stored items across releases"): a deployment carries the
+`schema_version` of the release that wrote it (none before version 2: such an item reads as 1). During a canary,
+or after a rollback, a deployment queued by one release is run by the release before or after it, so a reader
+takes one version back and one forward: a field it does not know is kept on the record (`extra="allow"`), and in
+the item, which the worker only ever updates attribute by attribute; a field added since has a default.
 """
 
 from __future__ import annotations
@@ -19,12 +25,13 @@ from datetime import datetime
 from typing import Any, Literal
 
 from botocore.exceptions import ClientError
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from svcconf.deploy_engine.steps import KIND_GROUPS
 from svcconf.store import documents
 from svcconf.store.dynamo import is_conditional_check_failure, plain_integers, table
 
+SCHEMA_VERSION = 2  # of the items this release writes; 1 is the shape before the version was stored
 DeploymentKind = Literal["deploy", "rollback"]
 DeploymentStatus = Literal["queued", "running", "waiting", "succeeded", "partial", "failed"]
 FINISHED: tuple[DeploymentStatus, ...] = ("succeeded", "partial", "failed")
@@ -63,6 +70,10 @@ class Steps(BaseModel):
 
 
 class DeploymentRecord(BaseModel):
+    # A newer release's attributes are kept, not dropped: see the module's docstring.
+    model_config = ConfigDict(extra="allow")
+
+    schema_version: int = SCHEMA_VERSION
     deployment_id: str
     kind: DeploymentKind
     user_id: str
@@ -119,6 +130,7 @@ def configuration_key(deployment_id: str) -> str:
 
 def _to_item(record: DeploymentRecord) -> dict[str, Any]:
     item = record.model_dump(mode="json", exclude={"configuration"}, exclude_none=True)
+    item["schema_version"] = SCHEMA_VERSION  # what this release writes, whatever it read
     if record.configuration is not None:
         item["configuration"] = documents.stored(record.configuration, configuration_key(record.deployment_id))
     return {"pk": _pk(record.user_id), "sk": _sk(record.project_id, record.deployment_id), **item}
@@ -126,6 +138,7 @@ def _to_item(record: DeploymentRecord) -> dict[str, Any]:
 
 def _from_item(item: dict[str, Any]) -> DeploymentRecord:
     values = {key: value for key, value in item.items() if key not in ("pk", "sk")}
+    values.setdefault("schema_version", 1)  # written before the version was stored
     if "configuration" in values:
         values["configuration"] = documents.loaded(values["configuration"])
     return DeploymentRecord.model_validate(plain_integers(values))

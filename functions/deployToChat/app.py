@@ -15,6 +15,7 @@ from svcconf.api.resolver import MIB, create_app, lambda_entry_point
 from svcconf.api.responses import BEARER_AUTH, BEARER_ERRORS, error_responses, request_examples, success
 from svcconf.config import ServerConfig
 from svcconf.deployments.answers import DeploymentView, DryRun
+from svcconf.deployments.cancel import cancel
 from svcconf.deployments.export_import import ExportAnswer, ImportAnswer, export_guild, import_template
 from svcconf.deployments.requests import deploy, dry_run, info, rollback, rollback_dry_run
 from svcconf.limits import platform_reads
@@ -23,6 +24,15 @@ ProjectId = Annotated[
     str,
     Field(
         pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", description="The web app's project id.", examples=["proj-42"]
+    ),
+]
+
+DeploymentId = Annotated[
+    str,
+    Field(
+        pattern=r"^dp_[0-9a-f]{20}$",
+        description="A deployment's id, as its 202 and `info` answer it.",
+        examples=["dp_01a20e188a0e2d24b4c3"],
     ),
 ]
 
@@ -59,16 +69,34 @@ class InfoRequest(BaseModel):
     action: Literal["info"]
     project_id: ProjectId
     guild_id: Snowflake | None = Field(None, description="Only deployments to this guild.")
+    deployment_id: DeploymentId | None = Field(
+        None, description="That deployment of the project (any of the caller's); absent: the newest."
+    )
 
 
 class RollbackRequest(BaseModel):
     action: Literal["rollback"]
-    project_id: ProjectId
+    project_id: ProjectId | None = Field(
+        None, description="The project whose newest finished deploy is undone; needed without `deployment_id`."
+    )
     guild_id: Snowflake | None = Field(
         None, description="The guild of the deployment to undo; absent: the project's newest deployment anywhere."
     )
+    deployment_id: DeploymentId | None = Field(
+        None,
+        description="The deployment to undo (then nothing else is needed); refused (409, naming it) while a later "
+        "deployment of the project to that guild that changed some of its objects is not rolled back.",
+    )
     dry_run: bool = Field(
         False, strict=True, description="Plan only: answer what the rollback would do, change nothing."
+    )
+
+
+class CancelRequest(BaseModel):
+    action: Literal["cancel"]
+    deployment_id: DeploymentId | None = Field(None, description="The deployment to cancel.")
+    guild_id: Snowflake | None = Field(
+        None, description="Without `deployment_id`: the deployment queued, waiting or running on this guild now."
     )
 
 
@@ -88,7 +116,8 @@ class ImportRequest(BaseModel):
 
 
 DeployToChatRequest = Annotated[
-    DeployRequest | InfoRequest | RollbackRequest | ExportRequest | ImportRequest, Field(discriminator="action")
+    DeployRequest | InfoRequest | RollbackRequest | CancelRequest | ExportRequest | ImportRequest,
+    Field(discriminator="action"),
 ]
 Answer = DeploymentView | DryRun | ExportAnswer | ImportAnswer
 
@@ -108,9 +137,11 @@ app = create_app("deployToChat", max_body_bytes=MIB)
     summary="Deploy a configuration to a server of the chat platform, plan it, read a deployment, roll it back, or "
     "read a server or a native template as a configuration",
     description=(
-        "One operation, five actions chosen by `action`: `deploy` queues a deployment of the configuration to a "
+        "One operation, six actions chosen by `action`: `deploy` queues a deployment of the configuration to a "
         "server the user manages (202; with `dry_run: true` it only plans and answers the plan, 200), `info` reads "
-        "the newest deployment of a project (200), `rollback` queues the undoing of the newest one (202), `export` "
+        "the newest deployment of a project, or one by its `deployment_id`, with the project's history (200), "
+        "`rollback` queues the undoing of the newest one, or of one by its `deployment_id` (202), `cancel` ends a "
+        "queued, waiting or running deployment (200, `status: cancelled`), `export` "
         "reads a server as a configuration (200), `import` reads a native server template as one (200). Answers "
         "are told apart by `status`: `planned` for a plan, `exported` and `imported` for a configuration read, a "
         "deployment's state otherwise."
@@ -118,7 +149,8 @@ app = create_app("deployToChat", max_body_bytes=MIB)
     security=[{BEARER_AUTH: []}],
     responses={
         200: success(
-            "info: the newest deployment; deploy with dry_run: the plan and its warnings; export, import: a "
+            "info: the newest deployment (or the one named) and the history; cancel: the deployment, cancelled; "
+            "deploy with dry_run: the plan and its warnings; export, import: a "
             "configuration read from a server or a native template",
             DeployToChatAnswer,
             DEPLOY_ANSWERS,
@@ -133,9 +165,11 @@ app = create_app("deployToChat", max_body_bytes=MIB)
                 **BEARER_ERRORS,
                 400: "a field is invalid, or no usable chat account is linked to the user; `details` names each field",
                 403: "the user may not manage the server, or may not make some of the changes (one detail per object)",
-                404: "no such server for the user, no deployment of the project to roll back or read, or no template "
-                "of that code",
-                409: "another deployment to the server is running, the bot is not in it, its preflight failed, its"
+                404: "no such server for the user, no deployment of the project to roll back or read, no deployment "
+                "to cancel, or no template of that code",
+                409: "another deployment to the server is queued, waiting or running (the body's `deployment_id` names "
+                "it), a later deployment changed what the one to roll back did, the one to cancel has ended, the bot"
+                " is not in the server, its preflight failed, its"
                 " plan deletes and `confirm` is not the current plan's `plan_id` (the body then carries `plan` and"
                 " `plan_id`), or it gives every member a dangerous permission that `acknowledge` does not name",
                 502: "the chat platform failed or is rate-limiting the service",
@@ -150,14 +184,16 @@ def deploy_to_chat(
     user: Annotated[BearerUser, Depends(bearer_user)],
 ) -> Response[Answer]:
     if isinstance(request, InfoRequest):
-        return _answer(info(user, request.project_id, request.guild_id))
+        return _answer(info(user, request.project_id, request.guild_id, request.deployment_id))
     with platform_reads(user):  # every other action makes the bot read the platform for the user
         return _act(request, user)
 
 
 def _act(
-    request: DeployRequest | RollbackRequest | ExportRequest | ImportRequest, user: BearerUser
+    request: DeployRequest | RollbackRequest | CancelRequest | ExportRequest | ImportRequest, user: BearerUser
 ) -> Response[Answer]:
+    if isinstance(request, CancelRequest):
+        return _answer(cancel(user, deployment_id=request.deployment_id, guild_id=request.guild_id))
     if isinstance(request, ExportRequest):
         return _answer(export_guild(user, request.guild_id))
     if isinstance(request, ImportRequest):
@@ -177,8 +213,8 @@ def _act(
         )
         return _answer(deployment, status_code=202)
     if request.dry_run:
-        return _answer(rollback_dry_run(user, request.project_id, request.guild_id))
-    return _answer(rollback(user, request.project_id, request.guild_id), status_code=202)
+        return _answer(rollback_dry_run(user, request.project_id, request.guild_id, request.deployment_id))
+    return _answer(rollback(user, request.project_id, request.guild_id, request.deployment_id), status_code=202)
 
 
 def _answer(body: Answer, status_code: int = 200) -> Response[Answer]:

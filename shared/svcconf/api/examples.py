@@ -82,6 +82,7 @@ def _deployment(kind: str, status: str, **fields: Any) -> dict[str, Any]:
         "wait_reason": None,
         "warnings": [],
         "config": None,
+        "history": None,
         **fields,
     }
 
@@ -112,7 +113,11 @@ DEPLOY_REQUESTS: dict[str, Any] = {
         "config": SAMPLE_CONFIG,
     },
     "info": {"action": "info", "project_id": "sample-project"},
+    "infoOfOne": {"action": "info", "project_id": "sample-project", "deployment_id": "dp_01a20e188a0e2d24b4c3"},
     "rollback": {"action": "rollback", "project_id": "sample-project", "guild_id": GUILD_ID},
+    "rollbackOfOne": {"action": "rollback", "deployment_id": "dp_01a20e188a0e2d24b4c3"},
+    "cancel": {"action": "cancel", "deployment_id": "dp_01a20e1c5d7e10b2f4a1"},
+    "cancelCurrent": {"action": "cancel", "guild_id": GUILD_ID},
     "rollbackPlan": {"action": "rollback", "project_id": "sample-project", "dry_run": True},
     "export": {"action": "export", "guild_id": GUILD_ID},
     "import": {"action": "import", "template": "https://discord.new/svcPlainClub"},
@@ -161,9 +166,42 @@ DEPLOY_PLANNED: dict[str, Any] = {
         }
     ],
 }
+DEPLOY_HISTORY: list[dict[str, Any]] = [
+    {
+        "deployment_id": "dp_01a20e188a0e2d24b4c3",
+        "kind": "deploy",
+        "status": "succeeded",
+        "created_at": "2026-11-24T15:06:58.958205Z",
+        "finished_at": "2026-11-24T15:06:59.205820Z",
+        "result": "Created 2 roles, 2 categories, 3 channels, 4 overwrites; updated nothing.",
+    },
+    {
+        "deployment_id": "dp_01a20d2f0c3b7a9e51d2",
+        "kind": "deploy",
+        "status": "cancelled",
+        "created_at": "2026-11-23T09:12:01.114503Z",
+        "finished_at": "2026-11-23T10:40:17.530921Z",
+        "result": "Cancelled by chat user 1191000000000000101. Created 1 role; updated nothing.",
+    },
+]
 DEPLOY_ANSWERS: dict[str, Any] = {
     "info": _deployment(
-        "deploy", "succeeded", backup_id="bk_01a20e188acb1bc73d2588", finished_at="2026-11-24T15:06:59.205820Z"
+        "deploy",
+        "succeeded",
+        backup_id="bk_01a20e188acb1bc73d2588",
+        finished_at="2026-11-24T15:06:59.205820Z",
+        history=DEPLOY_HISTORY,
+    ),
+    "cancel": _deployment(
+        "deploy",
+        "cancelled",
+        deployment_id="dp_01a20e1c5d7e10b2f4a1",
+        backup_id="bk_01a20e1c5e02aa41c7e90b",
+        finished_at="2026-11-24T16:20:03.417302Z",
+        generation={
+            **_deployment("deploy", "cancelled")["generation"],
+            "result": "Cancelled by chat user 1191000000000000101. Created nothing; updated nothing.",
+        },
     ),
     "dryRun": DEPLOY_PLANNED,
     "export": {

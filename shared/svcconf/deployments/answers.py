@@ -15,6 +15,15 @@ from svcconf.deploy_engine.steps import PlanItem
 from svcconf.deployments.quota import QuotaWarning
 from svcconf.store.deployment_records import DeploymentKind, DeploymentRecord, DeploymentStatus, Steps
 
+OPEN_SET = (
+    "Values may be added in later releases (v4 added `cancelled`): read it as an open set and keep a value you do"
+    " not know."
+)
+OPEN_KINDS = "Values may be added in later releases: read it as an open set and keep a value you do not know."
+
+# A deploy's configuration "as deployed" once it ran to its end; a cancelled one stopped halfway.
+FINISHED_AS_DEPLOYED = ("succeeded", "partial", "failed")
+
 
 class Generation(BaseModel):
     """The deployment as the specification's generation record describes it."""
@@ -23,10 +32,34 @@ class Generation(BaseModel):
     project_name: str
     guild_id: str
     guild_name: str
-    status: DeploymentStatus
+    status: DeploymentStatus = Field(description=OPEN_SET)
     result: str | None = None
     error: str | None = None
     steps: Steps
+
+
+class HistoryEntry(BaseModel):
+    """One deployment of the project, as `info`'s history lists it."""
+
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
+    deployment_id: str
+    kind: DeploymentKind = Field(description=OPEN_KINDS)
+    status: DeploymentStatus = Field(description=OPEN_SET)
+    created_at: datetime
+    finished_at: datetime | None = None
+    result: str | None = None
+
+    @classmethod
+    def of(cls, record: DeploymentRecord) -> HistoryEntry:
+        return cls(
+            deployment_id=record.deployment_id,
+            kind=record.kind,
+            status=record.status,
+            created_at=record.created_at,
+            finished_at=record.finished_at,
+            result=record.result,
+        )
 
 
 class DeploymentView(BaseModel):
@@ -34,8 +67,8 @@ class DeploymentView(BaseModel):
 
     ok: bool = True
     deployment_id: str
-    kind: DeploymentKind
-    status: DeploymentStatus
+    kind: DeploymentKind = Field(description=OPEN_KINDS)
+    status: DeploymentStatus = Field(description=OPEN_SET)
     steps: Steps
     generation: Generation
     backup_id: str | None = None
@@ -54,6 +87,11 @@ class DeploymentView(BaseModel):
         description="info, once a deploy has finished: the configuration as deployed, with the id of every object it"
         " matched or created.",
     )
+    history: list[HistoryEntry] | None = Field(
+        None,
+        description="info: the project's deployments by the caller (to `guild_id`, when given), newest first, at most"
+        " 20; null in other answers.",
+    )
 
 
 class DryRun(BaseModel):
@@ -68,7 +106,9 @@ class DryRun(BaseModel):
     warnings: list[QuotaWarning | LintWarning]
 
 
-def view(record: DeploymentRecord, deployment_code: str | None = None) -> DeploymentView:
+def view(
+    record: DeploymentRecord, deployment_code: str | None = None, history: list[HistoryEntry] | None = None
+) -> DeploymentView:
     generation = Generation(
         project_id=record.project_id,
         project_name=record.project_name,
@@ -93,11 +133,12 @@ def view(record: DeploymentRecord, deployment_code: str | None = None) -> Deploy
         resumes_at=record.resumes_at,
         wait_reason=record.wait_reason,
         config=deployed_config(record),
+        history=history,
     )
 
 
 def deployed_config(record: DeploymentRecord) -> ServerConfig | None:
     """A finished deploy's configuration with the ids it matched (stored with the request) and created (journaled)."""
-    if record.kind != "deploy" or not record.finished or record.configuration is None:
+    if record.kind != "deploy" or record.status not in FINISHED_AS_DEPLOYED or record.configuration is None:
         return None
     return with_ids(ServerConfig.model_validate(record.configuration), record.journal_created)

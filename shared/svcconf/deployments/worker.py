@@ -3,7 +3,9 @@
 `run_job` snapshots the guild before its first write, applies the plan step by step with a checkpoint after each,
 re-queues the rest when its time runs low or the platform asks to wait, and ends `succeeded`, `partial` or
 `failed`. A wait longer than SQS can delay (the platform's creation quota: hours) makes the deployment `waiting`
-until `resumes_at`, when an EventBridge Scheduler one-time schedule queues it again.
+until `resumes_at`, when an EventBridge Scheduler one-time schedule queues it again. A deployment cancelled
+(`cancel.py`) stops between two steps: the intent before each write and the checkpoint after each step tell it, what
+it wrote is journaled, and its guild is freed.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 from svcconf.store import queues, schedules
 from svcconf.store.deployment_records import (
+    DeploymentCancelled,
     DeploymentKind,
     DeploymentRecord,
     DeploymentRepository,
@@ -69,6 +72,8 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
     record = repository.get(job.user_id, job.project_id, job.deployment_id)
     if record is None or record.finished:
         logger.info("nothing to run", extra={"deployment_id": job.deployment_id, "found": record is not None})
+        if record is not None and record.status == "cancelled":
+            repository.release(record)  # a cancelled running one's lock, if a delivery comes before its expiry
         return
     logger.append_keys(deployment_id=record.deployment_id, guild_id=record.guild_id, kind=record.kind)
     client = get_chat_client()
@@ -99,8 +104,10 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
         deleted_roles = {step.object_id for step in plan.steps if step.op == "delete_role"}
 
         def checkpoint(outcome: StepOutcome) -> None:
-            repository.record_progress(record, _progress(outcome, deleted_roles), utc_now())
+            status = repository.record_progress(record, _progress(outcome, deleted_roles), utc_now())
             creation_quota.record_creations(record.guild_id, plan, outcome, utc_now())
+            if status == "cancelled":
+                raise DeploymentCancelled(record.deployment_id)  # journaled: now stop, before the next step
 
         finished = applier.run(
             skip=set(record.journal_failed),
@@ -115,13 +122,15 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
     except (DeploymentAborted, ChatError) as fatal:
         _finish(repository, record, error=getattr(fatal, "reason", None) or str(fatal))
         return
+    except DeploymentCancelled:
+        _stop_cancelled(repository, record)
+        return
     creation_quota.remember_buckets(client, record.guild_id, utc_now())
     if not finished:
         logger.info("time is running low: the rest goes to the next invocation")
         queues.send(get_settings().deploy_queue_url or "", job_of(record, job.interruptions).model_dump(mode="json"))
         return
-    _finish(repository, record, error=None)
-    if target is not None:
+    if _finish(repository, record, error=None) and target is not None:
         repository.mark_rolled_back(target, record.deployment_id, utc_now())
 
 
@@ -277,12 +286,28 @@ def _wait(record: DeploymentRecord, job: DeployJob, wait: int, pause: Exception)
         body=wake.model_dump(mode="json"),
         group=settings.deploy_schedule_group,
     )
-    repository.mark_waiting(record, resumes_at, reason, now)
+    try:
+        repository.mark_waiting(record, resumes_at, reason, now)
+    except DeploymentCancelled:  # cancelled meanwhile: its schedule finds it ended and does nothing
+        _stop_cancelled(repository, record)
+        return
     metrics.add_metric(name="DeploymentWaiting", unit="Count", value=1)
     logger.warning("the chat platform asks to wait for hours: waiting", extra={"resumes_at": resumes_at.isoformat()})
 
 
-def _finish(repository: DeploymentRepository, record: DeploymentRecord, *, error: str | None) -> None:
+def _stop_cancelled(repository: DeploymentRepository, record: DeploymentRecord) -> None:
+    """Cancelled while it ran: its result counts all it wrote (the cancel counted what was written then)."""
+    stored = repository.get(record.user_id, record.project_id, record.deployment_id) or record
+    repository.settle_cancelled(record, cancelled_summary(stored), utc_now())  # counted by the cancel's request
+    logger.info("deployment cancelled: stopped between two steps", extra={"cancelled_by": stored.cancelled_by})
+
+
+def cancelled_summary(record: DeploymentRecord) -> str:
+    """A cancelled deployment's result: who cancelled it, and what it had written (it stays; a rollback undoes it)."""
+    return f"Cancelled by chat user {record.cancelled_by}. {summary(record.kind, record.steps)}"
+
+
+def _finish(repository: DeploymentRepository, record: DeploymentRecord, *, error: str | None) -> bool:
     steps = (repository.get(record.user_id, record.project_id, record.deployment_id) or record).steps
     failed = steps.total("failed")
     changed = steps.total("created") + steps.total("updated") + steps.total("deleted")
@@ -293,9 +318,12 @@ def _finish(repository: DeploymentRepository, record: DeploymentRecord, *, error
         status = "succeeded" if not failed else ("partial" if changed else "failed")
     if failed and error is None:
         error = f"{failed} {'object' if failed == 1 else 'objects'} failed: see steps.errors."
-    repository.finish(record, status, summary(record.kind, steps), error, utc_now())
+    if not repository.finish(record, status, summary(record.kind, steps), error, utc_now()):
+        logger.info("deployment cancelled before it could finish")
+        return False
     metrics.add_metric(name=f"Deployment{status.capitalize()}", unit="Count", value=1)
     logger.info("deployment finished", extra={"status": status, "changed": changed, "failed": failed})
+    return True
 
 
 _SINGULAR = {group: kind for kind, group in KIND_GROUPS.items()}  # "roles" -> "role"

@@ -1,4 +1,5 @@
-"""POST /functions/manageBackup: the bot creates, lists and fetches backups of a server's configuration."""
+"""POST /functions/manageBackup: the bot creates, lists and fetches backups of a server's configuration, and
+schedules them."""
 
 from __future__ import annotations
 
@@ -11,10 +12,21 @@ from pydantic import BaseModel, Field, RootModel
 from svcconf.api.auth import BotCaller, bot_caller
 from svcconf.api.examples import BACKUP_ANSWERS, BACKUP_CREATED, BACKUP_REQUESTS
 from svcconf.api.examples_restore import RESTORE_ANSWERS, RESTORE_QUEUED, RESTORE_REQUESTS
+from svcconf.api.examples_schedules import BACKUP_SCHEDULE_ANSWERS, BACKUP_SCHEDULE_REQUESTS
 from svcconf.api.fields import Snowflake
 from svcconf.api.resolver import MIB, create_app, lambda_entry_point
 from svcconf.api.responses import BOT_ERRORS, BOT_TOKEN_AUTH, error_responses, request_examples, success
-from svcconf.backups.archive import BackupCreated, BackupFetched, BackupList, create_backup, fetch_backup, list_backups
+from svcconf.backups.archive import BackupCreated, BackupFetched, create_backup, fetch_backup, list_backups
+from svcconf.backups.schedules import (
+    EVERY_HOURS_MAX,
+    KEEP_MAX,
+    BackupListWithSchedule,
+    BackupScheduled,
+    BackupUnscheduled,
+    read_schedule,
+    remove_schedule,
+    set_schedule,
+)
 from svcconf.deployments.answers import DeploymentView
 from svcconf.deployments.diff import BackupDiff, diff_backup
 from svcconf.deployments.restore import (
@@ -71,21 +83,48 @@ class DiffBackupRequest(BaseModel):
     user_id: Snowflake | None = Field(None, description="Compare in this chat user's view of the server.")
 
 
+class ScheduleBackupsRequest(BaseModel):
+    action: Literal["schedule"]
+    guild_id: Snowflake
+    every_hours: int = Field(ge=1, le=EVERY_HOURS_MAX, description="Hours between two backups (1 to 168).")
+    keep: int = Field(ge=1, le=KEEP_MAX, description="How many of the newest scheduled backups are kept (1 to 50).")
+    members: bool = Field(True, description="Whether each backup holds the members' role assignments.")
+    label: str | None = Field(None, max_length=100, description="The label of each scheduled backup.")
+    user_id: Snowflake | None = Field(None, description="The chat user the bot acts for.")
+
+
+class UnscheduleBackupsRequest(BaseModel):
+    action: Literal["unschedule"]
+    guild_id: Snowflake
+
+
 # One model per action, so that openapi.json states what each action needs (a union discriminated by `action`).
 BackupRequest = Annotated[
     CreateBackupRequest
     | ListBackupsRequest
     | GetBackupRequest
+    | ScheduleBackupsRequest
+    | UnscheduleBackupsRequest
     | RestoreBackupRequest
     | RestoreInfoRequest
     | DiffBackupRequest,
     Field(discriminator="action"),
 ]
-Answer200 = BackupList | BackupFetched | BackupDiff | RestorePlanned | RestoreInfo
+Answer200 = (
+    BackupListWithSchedule
+    | BackupFetched
+    | BackupScheduled
+    | BackupUnscheduled
+    | BackupDiff
+    | RestorePlanned
+    | RestoreInfo
+)
+BackupAnswers = BackupCreated | BackupListWithSchedule | BackupFetched | BackupScheduled | BackupUnscheduled
 
 
 class BackupAnswer(RootModel[Annotated[Answer200, Field(discriminator="action")]]):
-    """An answer of 200, told apart by `action`: list, get, diff, a restore's plan (dry run), a restore's record."""
+    """An answer of 200, told apart by `action`: list, get, schedule, unschedule, diff, a restore's plan (dry run),
+    a restore's record."""
 
 
 app = create_app("manageBackup", max_body_bytes=5 * MIB)
@@ -98,17 +137,21 @@ app = create_app("manageBackup", max_body_bytes=5 * MIB)
     summary="Create, list or fetch backups of a server",
     description=(
         "The bot keeps backups of a server's export, chosen by `action`: `create` stores one (201), `list` answers "
-        "a guild's backups newest first (200), `get` answers one with its data exactly as stored (200). Answers "
-        "repeat the `action`. A guild keeps its newest backups only; older ones are pruned. `restore` deploys a "
+        "a guild's backups newest first and its schedule (200), `get` answers one with its data exactly as stored "
+        "(200), `schedule` sets the guild's backup schedule, replacing the one it had (200), `unschedule` removes "
+        "it (200; 404 when none). Answers repeat the `action`. A guild keeps its newest backups only; older ones "
+        "are pruned. A schedule's run backs up the live server and stores nothing when nothing changed since the "
+        "newest scheduled backup; the newest `keep` scheduled backups are kept. `restore` deploys a "
         "backup back as the chat user `user_id` could (202, or its plan with `dry_run`, 200), members' roles "
         "included; `info` reads such a restore; `diff` compares a backup with the live server."
     ),
     security=[{BOT_TOKEN_AUTH: []}],
     responses={
         200: success(
-            "list: the guild's backups; get: one backup with its data; diff; restore with dry_run: its plan; info",
+            "list: the guild's backups and its schedule; get: one backup with its data; schedule: the guild's new "
+            "schedule; unschedule: none any more; diff; restore with dry_run: its plan; info",
             BackupAnswer,
-            {**BACKUP_ANSWERS, **RESTORE_ANSWERS},
+            {**BACKUP_ANSWERS, **BACKUP_SCHEDULE_ANSWERS, **RESTORE_ANSWERS},
         ),
         201: success("create: the backup was stored", BackupCreated, BACKUP_CREATED),
         202: success("restore: queued; read its progress with info", DeploymentView, RESTORE_QUEUED),
@@ -117,7 +160,8 @@ app = create_app("manageBackup", max_body_bytes=5 * MIB)
                 **BOT_ERRORS,
                 403: "restore: the user may not restore into that server, or may not make some of the changes (one"
                 " detail per object)",
-                404: "no such backup (in the guild, when guild_id is given), or no such restore made through the bot",
+                404: "no such backup (in the guild, when guild_id is given), no such restore made through the bot; "
+                "unschedule: the guild has no schedule",
                 409: "restore, diff: the backup cannot be restored (its problems), the bot is not in the server, the"
                 " preflight failed, deletions are not confirmed, or dangerous grants are not acknowledged",
                 413: "the body is larger than 5 MiB, or the backup compresses to more than can be stored",
@@ -126,7 +170,10 @@ app = create_app("manageBackup", max_body_bytes=5 * MIB)
     },
 )
 def manage_backup(
-    request: Annotated[BackupRequest, Body(openapi_examples=request_examples({**BACKUP_REQUESTS, **RESTORE_REQUESTS}))],
+    request: Annotated[
+        BackupRequest,
+        Body(openapi_examples=request_examples({**BACKUP_REQUESTS, **BACKUP_SCHEDULE_REQUESTS, **RESTORE_REQUESTS})),
+    ],
     _bot: Annotated[BotCaller, Depends(bot_caller)],
 ) -> Response[Any]:
     if isinstance(request, RestoreBackupRequest):
@@ -144,13 +191,25 @@ def manage_backup(
         metrics.add_metric(name="BackupCreated", unit="Count", value=1)
         return _answer(BackupCreated(data=created), status_code=201)
     if isinstance(request, ListBackupsRequest):
-        return _answer(BackupList(backups=list_backups(request.guild_id)))
+        backups = list_backups(request.guild_id)
+        return _answer(BackupListWithSchedule(backups=backups, schedule=read_schedule(request.guild_id)))
+    if isinstance(request, ScheduleBackupsRequest):
+        schedule = set_schedule(
+            request.guild_id,
+            every_hours=request.every_hours,
+            keep=request.keep,
+            members=request.members,
+            label=request.label,
+            user_id=request.user_id,
+        )
+        return _answer(BackupScheduled(schedule=schedule))
+    if isinstance(request, UnscheduleBackupsRequest):
+        remove_schedule(request.guild_id)
+        return _answer(BackupUnscheduled())
     return _answer(BackupFetched(data=fetch_backup(request.backup_id, guild_id=request.guild_id)))
 
 
-def _answer(
-    body: BackupCreated | BackupList | BackupFetched, status_code: int = 200
-) -> Response[BackupCreated | BackupList | BackupFetched]:
+def _answer(body: BackupAnswers, status_code: int = 200) -> Response[BackupAnswers]:
     return Response(status_code, content_types.APPLICATION_JSON, body)
 
 

@@ -52,6 +52,11 @@ class Settings(BaseModel):
     deploy_queue_arn: str | None = Field(None, alias="DEPLOY_QUEUE_ARN")
     deploy_scheduler_role_arn: str | None = Field(None, alias="DEPLOY_SCHEDULER_ROLE_ARN")
     deploy_schedule_group: str = Field("default", alias="DEPLOY_SCHEDULE_GROUP")
+    # Scheduled backups (manageBackup `schedule`): one recurring EventBridge Scheduler schedule per guild sends
+    # the guild's job to the backup queue, assuming this role; the backup worker makes the backup.
+    backup_queue_arn: str | None = Field(None, alias="BACKUP_QUEUE_ARN")
+    backup_scheduler_role_arn: str | None = Field(None, alias="BACKUP_SCHEDULER_ROLE_ARN")
+    backup_schedule_group: str = Field("default", alias="BACKUP_SCHEDULE_GROUP")
 
     # The template library and its seeding jobs
     templates_table: str = Field("svc-templates", alias="TEMPLATES_TABLE_NAME")
@@ -125,6 +130,9 @@ class Settings(BaseModel):
     # Requests a second that users' requests may make the bot send, all instances together: half the platform's
     # global 50, so the deploy workers keep their pace. 0: no share is kept (one instance, tests of the client).
     chat_user_requests_per_second: int = Field(25, ge=0, alias="CHAT_USER_REQUESTS_PER_SECOND")
+    # What the bot does on its own (a scheduled backup) runs inside that share, each guild's taking at most this
+    # many requests a second of it, so no schedule starves users' requests or a deploy. 0: no per-guild share.
+    chat_bot_own_guild_requests_per_second: int = Field(5, ge=0, alias="CHAT_BOT_OWN_GUILD_REQUESTS_PER_SECOND")
 
     # CORS for the web app
     cors_allow_origin: str = Field("*", alias="SVC_CORS_ALLOW_ORIGIN")

@@ -125,7 +125,7 @@ def test_list_is_newest_first_and_leaves_out_the_data(invoke):
     create(invoke, {"roles": []}, guild_id=OTHER_GUILD)
     response = invoke("manageBackup", {"action": "list", "guild_id": GUILD})
     assert response.status == 200
-    assert set(response.body) == {"action", "backups"}  # the answer repeats its action
+    assert set(response.body) == {"action", "backups", "schedule"}  # the answer repeats its action
     assert [backup["backup_id"] for backup in response.body["backups"]] == list(reversed(ids))
     assert [backup["label"] for backup in response.body["backups"]] == ["backup 2", "backup 1", "backup 0"]
     assert all("backup_data" not in backup for backup in response.body["backups"])
@@ -134,7 +134,7 @@ def test_list_is_newest_first_and_leaves_out_the_data(invoke):
 def test_list_of_a_guild_without_backups_is_empty(invoke):
     response = invoke("manageBackup", {"action": "list", "guild_id": GUILD})
     assert response.status == 200
-    assert response.body == {"action": "list", "backups": []}
+    assert response.body == {"action": "list", "backups": [], "schedule": None}
 
 
 def test_get_returns_the_backup_data_exactly_as_sent(invoke):

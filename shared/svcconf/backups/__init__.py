@@ -1,3 +1,4 @@
-"""Backups of a server: made, stored, listed and read (archive).
-May import: the foundation (errors, settings, clock, observability) and config (a backup read as one), store.
+"""Backups of a server: made, stored, listed and read (archive); made on a schedule (schedules, scheduled_backup).
+May import: the foundation (errors, settings, clock, observability) and chat, config (a backup read as one),
+deploy_engine, limits (the bot's share of the platform's rate), store.
 """

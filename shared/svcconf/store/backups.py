@@ -27,7 +27,7 @@ MAX_ITEM_BYTES = 400 * 1024  # DynamoDB's item limit, attribute names and keys i
 # DynamoDB's words for an item over that limit (PutItem, TransactWriteItems; UpdateItem says "Item size to
 # update has exceeded ..."). Other ValidationExceptions (a key too long, an empty key) are bugs, not a 413.
 ITEM_SIZE_MESSAGES = ("Item size has exceeded the maximum allowed size", "Item size to update has exceeded")
-Retention = Literal["backup", "deployment"]  # the bot's backups; deployments' snapshots
+Retention = Literal["backup", "deployment", "scheduled"]  # the bot's backups; deployments' snapshots; a schedule's
 
 
 class BackupSummary(BaseModel):

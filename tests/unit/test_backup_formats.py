@@ -1,4 +1,4 @@
-"""Backup formats (CONTRACT §5): each shape told apart, converted to a configuration, and what it loses named.
+"""Backup formats: each shape told apart, converted to a configuration, and what it loses named.
 
 One fixture per format, written for these tests (tests/data/backups/): a configuration with members, discord-backup's
 BackupData, a native template's GET answer, the platform's own GET answers.

@@ -1,4 +1,4 @@
-"""What a backup's data is, and the configuration it holds: the backup formats of CONTRACT §5 "Backup formats".
+"""What a backup's data is, and the configuration it holds: the backup formats (docs/03-api.md, manageBackup).
 
 Pure. `read_backup` tells the shape apart, in the contract's order, and converts it:
 

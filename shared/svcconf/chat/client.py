@@ -20,6 +20,7 @@ from svcconf.chat.errors import (
     ChatNotConfigured,
     ChatUnreadableAnswer,
 )
+from svcconf.chat.members import MemberCalls
 from svcconf.chat.models import Channel, ChatUser, Guild, GuildMember, Invite, PartialGuild, Role, TokenGrant
 from svcconf.chat.ratelimit import (
     BucketView,
@@ -27,7 +28,7 @@ from svcconf.chat.ratelimit import (
 )
 from svcconf.chat.recent import RecentAnswers
 from svcconf.chat.templates import GuildTemplate
-from svcconf.chat.transport import ANONYMOUS, Auth, ChatTransport, Route
+from svcconf.chat.transport import ANONYMOUS, Auth, Route
 from svcconf.settings import get_settings
 
 logger = logging.getLogger(__name__)
@@ -57,7 +58,7 @@ def _positions(positions: Mapping[str, int] | Iterable[Mapping[str, Any]]) -> li
     return [dict(entry) for entry in positions]
 
 
-class ChatClient(ChatTransport):
+class ChatClient(MemberCalls):
     """Typed calls to the chat platform's REST API (v10), with its rate limits honoured."""
 
     guild_page_size = PAGE_SIZE

@@ -214,7 +214,33 @@ BACKUP_SUMMARY: dict[str, Any] = {
     "created_at": CREATED_AT,
     "size_bytes": 170,
     "stored_bytes": 154,
+    "kind": "uploaded",
+    "format": "unknown",
+    "restorable": False,
 }
+LIVE_BACKUP_SUMMARY: dict[str, Any] = {
+    "backup_id": "bk_01a20e18912c4f0e3a77b1",
+    "guild_id": BACKUP_GUILD_ID,
+    "guild_name": "Demo Guild",
+    "label": "before the relaunch",
+    "channels_count": 14,
+    "roles_count": 6,
+    "created_at": CREATED_AT,
+    "size_bytes": 48210,
+    "stored_bytes": 6113,
+    "kind": "manual",
+    "format": "configuration",
+    "restorable": True,
+    "made_by": "1191000000000000101",
+    "digest": "sha256:5d41402abc4b2a76b9719d911017c592b3c1e0f5a6b2d6f1e2a7c4b9d0e3f182",
+    "members_count": 212,
+}
+BACKUP_PROBLEMS: list[dict[str, Any]] = [
+    {
+        "field": "roles[0].permissions",
+        "message": "matches no backup format: a configuration names permissions, the platform's objects give ids",
+    }
+]
 BACKUP_REQUESTS: dict[str, Any] = {
     "create": {
         "action": "create",
@@ -223,13 +249,41 @@ BACKUP_REQUESTS: dict[str, Any] = {
         "label": "before the relaunch",
         "backup_data": BACKUP_DATA,
     },
+    "createFromLive": {
+        "action": "create",
+        "guild_id": BACKUP_GUILD_ID,
+        "label": "before the relaunch",
+        "user_id": "1191000000000000101",
+    },
     "list": {"action": "list", "guild_id": BACKUP_GUILD_ID},
     "get": {"action": "get", "backup_id": BACKUP_ID},
+    "delete": {"action": "delete", "backup_id": BACKUP_ID, "guild_id": BACKUP_GUILD_ID},
 }
-BACKUP_CREATED: dict[str, Any] = {"create": {"action": "create", "data": BACKUP_SUMMARY}}
+BACKUP_CREATED: dict[str, Any] = {
+    "create": {
+        "action": "create",
+        "data": {**BACKUP_SUMMARY, "problems": BACKUP_PROBLEMS, "warnings": [], "pruned": []},
+    },
+    "createFromLive": {
+        "action": "create",
+        "data": {
+            **LIVE_BACKUP_SUMMARY,
+            "problems": [],
+            "warnings": [
+                {
+                    "field": "categories[2].channels[0].overwrites",
+                    "message": "an overwrite for a member is left out: a configuration names roles",
+                    "rule": "unrepresentable",
+                }
+            ],
+            "pruned": ["bk_019f3a7c5e2d41b09a8e33"],
+        },
+    },
+}
 BACKUP_ANSWERS: dict[str, Any] = {
-    "list": {"action": "list", "backups": [BACKUP_SUMMARY]},
+    "list": {"action": "list", "backups": [LIVE_BACKUP_SUMMARY, BACKUP_SUMMARY], "schedule": None},
     "get": {"action": "get", "data": {**BACKUP_SUMMARY, "backup_data": BACKUP_DATA}},
+    "delete": {"action": "delete", "data": {"backup_id": BACKUP_ID}},
 }
 
 CHAT_AUTH_REQUESTS: dict[str, Any] = {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import Depends, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Body
@@ -15,8 +15,9 @@ from svcconf.api.resolver import MIB, create_app, lambda_entry_point
 from svcconf.api.responses import BEARER_AUTH, BEARER_ERRORS, error_responses, request_examples, success
 from svcconf.config import ServerConfig
 from svcconf.deployments.answers import DeploymentView, DryRun
-from svcconf.deployments.export_import import ExportAnswer, ImportAnswer, export_guild, import_template
+from svcconf.deployments.export_import import ExportAnswer, ImportAnswer, export_guild, import_data, import_template
 from svcconf.deployments.requests import deploy, dry_run, info, rollback, rollback_dry_run
+from svcconf.errors import BadRequest
 from svcconf.limits import platform_reads
 
 ProjectId = Annotated[
@@ -79,11 +80,19 @@ class ExportRequest(BaseModel):
 
 class ImportRequest(BaseModel):
     action: Literal["import"]
-    template: str = Field(
+    template: str | None = Field(
+        None,
         min_length=1,
         max_length=200,
-        description="A native server-template code or link of the chat platform.",
+        description="A native server-template code or link of the chat platform (or `data`).",
         examples=["https://discord.new/hgM48av5Q69A"],
+    )
+    data: dict[str, Any] | None = Field(
+        None,
+        description=(
+            "Instead of `template`: a backup in one of the backup formats (this service's configuration, the "
+            "platform's own objects, a native template's snapshot, discord-backup's BackupData)."
+        ),
     )
 
 
@@ -111,7 +120,8 @@ app = create_app("deployToChat", max_body_bytes=MIB)
         "One operation, five actions chosen by `action`: `deploy` queues a deployment of the configuration to a "
         "server the user manages (202; with `dry_run: true` it only plans and answers the plan, 200), `info` reads "
         "the newest deployment of a project (200), `rollback` queues the undoing of the newest one (202), `export` "
-        "reads a server as a configuration (200), `import` reads a native server template as one (200). Answers "
+        "reads a server as a configuration (200), `import` reads a native server template (`template`) or another "
+        "tool's backup (`data`: any backup format) as one (200). Answers "
         "are told apart by `status`: `planned` for a plan, `exported` and `imported` for a configuration read, a "
         "deployment's state otherwise."
     ),
@@ -151,6 +161,10 @@ def deploy_to_chat(
 ) -> Response[Answer]:
     if isinstance(request, InfoRequest):
         return _answer(info(user, request.project_id, request.guild_id))
+    if isinstance(request, ImportRequest) and request.data is not None:  # read from what was sent: no platform read
+        if request.template is not None:
+            raise BadRequest.for_field("data", "give either template or data, not both")
+        return _answer(import_data(request.data))
     with platform_reads(user):  # every other action makes the bot read the platform for the user
         return _act(request, user)
 
@@ -161,6 +175,8 @@ def _act(
     if isinstance(request, ExportRequest):
         return _answer(export_guild(user, request.guild_id))
     if isinstance(request, ImportRequest):
+        if request.template is None:
+            raise BadRequest.for_field("template", "is required (or data: a backup to read)")
         return _answer(import_template(request.template))
     if isinstance(request, DeployRequest):
         if request.dry_run:

@@ -116,6 +116,37 @@ DEPLOY_REQUESTS: dict[str, Any] = {
     "rollbackPlan": {"action": "rollback", "project_id": "sample-project", "dry_run": True},
     "export": {"action": "export", "guild_id": GUILD_ID},
     "import": {"action": "import", "template": "https://discord.new/svcPlainClub"},
+    "importData": {
+        "action": "import",
+        "data": {
+            "name": "Plain Club",
+            "roles": [
+                {
+                    "name": "Helpers",
+                    "color": "#3498DB",
+                    "hoist": True,
+                    "permissions": "8192",
+                    "mentionable": False,
+                    "position": 1,
+                    "isEveryone": False,
+                },
+                {
+                    "name": "@everyone",
+                    "color": "#000000",
+                    "hoist": False,
+                    "permissions": "104324673",
+                    "mentionable": False,
+                    "position": 0,
+                    "isEveryone": True,
+                },
+            ],
+            "channels": {
+                "categories": [],
+                "others": [{"type": "GUILD_TEXT", "name": "bienvenue", "permissions": [], "messages": []}],
+            },
+            "bans": [{"id": "1191000000000009001", "reason": "spam"}],
+        },
+    },
 }
 # A plan's delete item and its id, as the dry run and svcAiChat on a live guild show them.
 MEMES_DELETED = {
@@ -185,6 +216,61 @@ DEPLOY_ANSWERS: dict[str, Any] = {
         },
         "warnings": [],
         "source": {"code": "svcPlainClub", "name": "Plain Club", "description": None, "usage_count": 3},
+    },
+    "importData": {
+        "status": "imported",
+        "config": {
+            "name": "Plain Club",
+            "settings": {
+                "verification_level": "none",
+                "default_notifications": "all_messages",
+                "explicit_content_filter": "disabled",
+                "afk_timeout": 300,
+                "system_channel_flags": [],
+            },
+            "everyone_permissions": [
+                "CREATE_INSTANT_INVITE",
+                "ADD_REACTIONS",
+                "STREAM",
+                "VIEW_CHANNEL",
+                "SEND_MESSAGES",
+                "SEND_TTS_MESSAGES",
+                "EMBED_LINKS",
+                "ATTACH_FILES",
+                "READ_MESSAGE_HISTORY",
+                "MENTION_EVERYONE",
+                "USE_EXTERNAL_EMOJIS",
+                "CONNECT",
+                "SPEAK",
+                "USE_VAD",
+                "CHANGE_NICKNAME",
+            ],
+            "roles": [
+                {
+                    "name": "Helpers",
+                    "color": 3447003,
+                    "hoist": True,
+                    "mentionable": False,
+                    "permissions": ["MANAGE_MESSAGES"],
+                }
+            ],
+            "categories": [],
+            "channels": [{"name": "bienvenue", "type": "text", "nsfw": False, "slowmode_seconds": 0, "overwrites": []}],
+        },
+        "warnings": [
+            {
+                "field": "bans",
+                "rule": "unrestorable",
+                "message": "bans are not part of a server's configuration: they are not restored",
+            },
+            {
+                "field": "everyone_permissions",
+                "rule": "everyone-permissions-dangerous",
+                "message": "@everyone's server-wide permissions include MENTION_EVERYONE, so every member "
+                "holds it: remove it from everyone_permissions and grant a staff role instead.",
+            },
+        ],
+        "source": {"format": "discord-backup"},
     },
 }
 DEPLOY_QUEUED: dict[str, Any] = {

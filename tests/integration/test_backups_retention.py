@@ -471,11 +471,13 @@ def test_delete_removes_one_backup_whole_and_keeps_a_deployments_snapshot(clock)
     assert kept_ids() == [kept, snap]
 
 
-def test_a_list_reaches_every_retention(clock) -> None:
-    scheduled = [archive.store_live_backup(live(clock, n), label=None, kind="scheduled", keep=50) for n in range(30)]
+def test_a_list_reaches_every_retention_at_its_fullest(clock) -> None:
+    # Every retention full: 20 snapshots, 50 scheduled (a schedule's largest keep), 2 manual (SVC_BACKUPS_PER_GUILD)
+    snapshots = [snapshot(clock, n) for n in range(20)]
+    scheduled = [archive.store_live_backup(live(clock, n), label=None, kind="scheduled", keep=50) for n in range(50)]
     made = [backup(clock, n) for n in range(2)]
 
     listed = [summary.backup_id for summary in archive.list_backups(GUILD)]
 
-    assert listed == [*reversed(made), *reversed([s.backup_id for s in scheduled])]
+    assert listed == [*reversed(made), *reversed([s.backup_id for s in scheduled]), *reversed(snapshots)]
     assert archive.schedule_of(GUILD) is None

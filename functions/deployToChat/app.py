@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import Depends, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Body
@@ -19,9 +19,10 @@ from svcconf.config import ServerConfig
 from svcconf.deployments.answers import DeploymentView, DryRun
 from svcconf.deployments.cancel import cancel
 from svcconf.deployments.drift import with_drift
-from svcconf.deployments.export_import import ExportAnswer, ImportAnswer, export_guild, import_template
+from svcconf.deployments.export_import import ExportAnswer, ImportAnswer, export_guild, import_data, import_template
 from svcconf.deployments.requests import deploy, dry_run, info, rollback, rollback_dry_run
 from svcconf.deployments.restore import RestoreAsked, RestoreOptions, restore
+from svcconf.errors import BadRequest
 from svcconf.limits import platform_reads
 
 ProjectId = Annotated[
@@ -114,11 +115,19 @@ class ExportRequest(BaseModel):
 
 class ImportRequest(BaseModel):
     action: Literal["import"]
-    template: str = Field(
+    template: str | None = Field(
+        None,
         min_length=1,
         max_length=200,
-        description="A native server-template code or link of the chat platform.",
+        description="A native server-template code or link of the chat platform (or `data`).",
         examples=["https://discord.new/hgM48av5Q69A"],
+    )
+    data: dict[str, Any] | None = Field(
+        None,
+        description=(
+            "Instead of `template`: a backup in one of the backup formats (this service's configuration, the "
+            "platform's own objects, a native template's snapshot, discord-backup's BackupData)."
+        ),
     )
 
 
@@ -151,15 +160,15 @@ app = create_app("deployToChat", max_body_bytes=MIB)
     summary="Deploy a configuration to a server of the chat platform, plan it, read a deployment, roll it back, or "
     "read a server or a native template as a configuration",
     description=(
-        "One operation, six actions chosen by `action`: `deploy` queues a deployment of the configuration to a "
+        "One operation, eight actions chosen by `action`: `deploy` queues a deployment of the configuration to a "
         "server the user manages (202; with `dry_run: true` it only plans and answers the plan, 200), `info` reads "
         "the newest deployment of a project, or one by its `deployment_id`, with the project's history (200), "
         "`rollback` queues the undoing of the newest one, or of one by its `deployment_id` (202), `cancel` ends a "
-        "queued, waiting or running deployment (200, `status: cancelled`), `export` "
-        "reads a server as a configuration (200), `import` reads a native server template as one (200), `restore` "
-        "deploys a backup back with the members' roles (202; with `dry_run: true` its plan, 200). Answers "
-        "are told apart by `status`: `planned` for a plan, `exported` and `imported` for a configuration read, a "
-        "deployment's state otherwise."
+        "queued, waiting or running deployment (200, `status: cancelled`), `export` reads a server as a "
+        "configuration (200), `import` reads a native server template (`template`) or another tool's backup "
+        "(`data`: any backup format) as one (200), `restore` deploys a backup back with the members' roles (202; "
+        "with `dry_run: true` its plan, 200). Answers are told apart by `status`: `planned` for a plan, `exported` "
+        "and `imported` for a configuration read, a deployment's state otherwise."
     ),
     security=[{BEARER_AUTH: []}],
     responses={
@@ -206,6 +215,10 @@ def deploy_to_chat(
             return _answer(found)
         with platform_reads(user):  # reading the server for the drift is a platform read
             return _answer(found.model_copy(update={"drift": with_drift(user, request.project_id, request.guild_id)}))
+    if isinstance(request, ImportRequest) and request.data is not None:  # read from what was sent: no platform read
+        if request.template is not None:
+            raise BadRequest.for_field("data", "give either template or data, not both")
+        return _answer(import_data(request.data))
     with platform_reads(user):  # every other action makes the bot read the platform for the user
         return _act(request, user)
 
@@ -224,6 +237,8 @@ def _act(
     if isinstance(request, ExportRequest):
         return _answer(export_guild(user, request.guild_id))
     if isinstance(request, ImportRequest):
+        if request.template is None:
+            raise BadRequest.for_field("template", "is required (or data: a backup to read)")
         return _answer(import_template(request.template))
     if isinstance(request, DeployRequest):
         if request.dry_run:

@@ -1,5 +1,5 @@
-"""POST /functions/manageBackup: the bot creates, lists and fetches backups of a server's configuration, and
-schedules them."""
+"""POST /functions/manageBackup: the bot creates (uploaded, or from the live guild), lists, fetches, deletes,
+schedules, compares and restores backups of a server."""
 
 from __future__ import annotations
 
@@ -16,7 +16,17 @@ from svcconf.api.examples_schedules import BACKUP_SCHEDULE_ANSWERS, BACKUP_SCHED
 from svcconf.api.fields import Snowflake
 from svcconf.api.resolver import MIB, create_app, lambda_entry_point
 from svcconf.api.responses import BOT_ERRORS, BOT_TOKEN_AUTH, error_responses, request_examples, success
-from svcconf.backups.archive import BackupCreated, BackupFetched, create_backup, fetch_backup, list_backups
+from svcconf.backups.archive import (
+    BackupCreated,
+    BackupDeleted,
+    BackupFetched,
+    create_backup,
+    delete_backup,
+    fetch_backup,
+    list_backups,
+    store_live_backup,
+)
+from svcconf.backups.live import read_live_backup
 from svcconf.backups.schedules import (
     EVERY_HOURS_MAX,
     KEEP_MAX,
@@ -27,6 +37,7 @@ from svcconf.backups.schedules import (
     remove_schedule,
     set_schedule,
 )
+from svcconf.chat import get_chat_client
 from svcconf.deployments.answers import DeploymentView
 from svcconf.deployments.diff import BackupDiff, diff_backup
 from svcconf.deployments.restore import (
@@ -44,9 +55,26 @@ from svcconf.observability import metrics
 class CreateBackupRequest(BaseModel):
     action: Literal["create"]
     guild_id: Snowflake
-    backup_data: dict[str, Any] = Field(description="The server's export; get returns it exactly.")
+    backup_data: dict[str, Any] | None = Field(
+        None,
+        description=(
+            "A backup in any shape (get returns it exactly; its `format` is read). Left out: the service makes the "
+            "backup from the live guild (the bot must be in it)."
+        ),
+    )
     guild_name: str | None = Field(None, max_length=100)
     label: str | None = Field(None, max_length=100)
+    user_id: Snowflake | None = Field(
+        None,
+        description="From the live guild: the chat user the bot acts for, recorded as `made_by` if they manage it.",
+    )
+    members: bool = Field(True, description="From the live guild: back up members' roles too.")
+
+
+class DeleteBackupRequest(BaseModel):
+    action: Literal["delete"]
+    backup_id: str = Field(min_length=1, max_length=64)
+    guild_id: Snowflake
 
 
 class ListBackupsRequest(BaseModel):
@@ -103,6 +131,7 @@ BackupRequest = Annotated[
     CreateBackupRequest
     | ListBackupsRequest
     | GetBackupRequest
+    | DeleteBackupRequest
     | ScheduleBackupsRequest
     | UnscheduleBackupsRequest
     | RestoreBackupRequest
@@ -113,18 +142,21 @@ BackupRequest = Annotated[
 Answer200 = (
     BackupListWithSchedule
     | BackupFetched
+    | BackupDeleted
     | BackupScheduled
     | BackupUnscheduled
     | BackupDiff
     | RestorePlanned
     | RestoreInfo
 )
-BackupAnswers = BackupCreated | BackupListWithSchedule | BackupFetched | BackupScheduled | BackupUnscheduled
+BackupAnswers = (
+    BackupCreated | BackupListWithSchedule | BackupFetched | BackupDeleted | BackupScheduled | BackupUnscheduled
+)
 
 
 class BackupAnswer(RootModel[Annotated[Answer200, Field(discriminator="action")]]):
-    """An answer of 200, told apart by `action`: list, get, schedule, unschedule, diff, a restore's plan (dry run),
-    a restore's record."""
+    """An answer of 200, told apart by `action`: list, get, delete, schedule, unschedule, diff, a restore's plan (dry
+    run), a restore's record."""
 
 
 app = create_app("manageBackup", max_body_bytes=5 * MIB)
@@ -134,22 +166,24 @@ app = create_app("manageBackup", max_body_bytes=5 * MIB)
     "/functions/manageBackup",
     operation_id="manageBackup",
     tags=["Bot"],
-    summary="Create, list or fetch backups of a server",
+    summary="Back up a server, and schedule, compare and restore its backups",
     description=(
-        "The bot keeps backups of a server's export, chosen by `action`: `create` stores one (201), `list` answers "
-        "a guild's backups newest first and its schedule (200), `get` answers one with its data exactly as stored "
-        "(200), `schedule` sets the guild's backup schedule, replacing the one it had (200), `unschedule` removes "
-        "it (200; 404 when none). Answers repeat the `action`. A guild keeps its newest backups only; older ones "
-        "are pruned. A schedule's run backs up the live server and stores nothing when nothing changed since the "
-        "newest scheduled backup; the newest `keep` scheduled backups are kept. `restore` deploys a "
+        "The bot keeps backups of a server, chosen by `action`: `create` stores one (201): the `backup_data` it "
+        "sends (its `format` read: configuration, discord-backup, template, platform or unknown, and whether it is "
+        "`restorable`), or, without `backup_data`, one the service makes from the live guild (its configuration "
+        "with ids, members' roles, owner and administrators); `list` answers a guild's backups newest first and its"
+        " schedule (200), `get` answers one with its data exactly as stored (200), `delete` removes one (200). "
+        "Answers repeat the `action`. Each kind keeps its newest backups only; `create` names what it pruned. "
+        "`schedule` sets the guild's backup schedule (200), `unschedule` removes it (200; 404 when none); a "
+        "schedule's run stores nothing when nothing changed since the newest scheduled backup. `restore` deploys a "
         "backup back as the chat user `user_id` could (202, or its plan with `dry_run`, 200), members' roles "
         "included; `info` reads such a restore; `diff` compares a backup with the live server."
     ),
     security=[{BOT_TOKEN_AUTH: []}],
     responses={
         200: success(
-            "list: the guild's backups and its schedule; get: one backup with its data; schedule: the guild's new "
-            "schedule; unschedule: none any more; diff; restore with dry_run: its plan; info",
+            "list: the guild's backups and its schedule; get: one backup with its data; delete: the backup removed; "
+            "schedule: the guild's new schedule; unschedule: none any more; diff; restore with dry_run: its plan; info",
             BackupAnswer,
             {**BACKUP_ANSWERS, **BACKUP_SCHEDULE_ANSWERS, **RESTORE_ANSWERS},
         ),
@@ -162,9 +196,11 @@ app = create_app("manageBackup", max_body_bytes=5 * MIB)
                 " detail per object)",
                 404: "no such backup (in the guild, when guild_id is given), no such restore made through the bot; "
                 "unschedule: the guild has no schedule",
-                409: "restore, diff: the backup cannot be restored (its problems), the bot is not in the server, the"
-                " preflight failed, deletions are not confirmed, or dangerous grants are not acknowledged",
-                413: "the body is larger than 5 MiB, or the backup compresses to more than can be stored",
+                409: "create from the live guild: the bot is not in it (`install_url` adds it); delete: the backup is a"
+                " deployment's snapshot; restore, diff: the backup cannot be restored (its problems), the bot is not"
+                " in the server, the preflight failed, deletions are not confirmed, or dangerous grants are not"
+                " acknowledged",
+                413: "the body is larger than 5 MiB, or the uploaded backup compresses to more than can be stored",
             }
         ),
     },
@@ -185,9 +221,15 @@ def manage_backup(
     if isinstance(request, DiffBackupRequest):
         return Response(200, content_types.APPLICATION_JSON, diff_backup(request.backup_id, "live", request.user_id))
     if isinstance(request, CreateBackupRequest):
-        created = create_backup(
-            request.guild_id, request.backup_data, guild_name=request.guild_name, label=request.label
-        )
+        if request.backup_data is None:
+            made = read_live_backup(
+                get_chat_client(), request.guild_id, user_id=request.user_id, members=request.members
+            )
+            created = store_live_backup(made, label=request.label)
+        else:
+            created = create_backup(
+                request.guild_id, request.backup_data, guild_name=request.guild_name, label=request.label
+            )
         metrics.add_metric(name="BackupCreated", unit="Count", value=1)
         return _answer(BackupCreated(data=created), status_code=201)
     if isinstance(request, ListBackupsRequest):
@@ -203,6 +245,9 @@ def manage_backup(
             user_id=request.user_id,
         )
         return _answer(BackupScheduled(schedule=schedule))
+    if isinstance(request, DeleteBackupRequest):
+        deleted = delete_backup(request.backup_id, guild_id=request.guild_id)
+        return _answer(BackupDeleted(data=BackupDeleted.Deleted(backup_id=deleted)))
     if isinstance(request, UnscheduleBackupsRequest):
         remove_schedule(request.guild_id)
         return _answer(BackupUnscheduled())

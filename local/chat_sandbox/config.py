@@ -51,6 +51,8 @@ class SandboxConfig(BaseModel):
     creation_quotas: dict[str, RouteLimit] = Field(default_factory=lambda: dict(CREATION_QUOTAS))  # on the clock
     global_limit_per_second: NonNegativeInt = 50  # per caller; 0 disables
     latency_seconds: NonNegativeFloat = 0.0  # added to every platform answer
+    guild_members_intent: bool = True  # the bot holds the privileged GUILD_MEMBERS intent (the member list)
+    guild_members_intent_denied: list[str] = Field(default_factory=list)  # guilds where the member list is refused
     normalize_channel_names: bool = True  # text-like names come back lower-case with dashes [obs]
     log_limit: PositiveInt = 20000
 

@@ -28,6 +28,7 @@ class OAuthState(Protocol):
     """What this module reads and changes of the sandbox's state (state.py's SandboxState, which imports this)."""
 
     application: dict[str, Any]
+    person_tokens: dict[str, str]  # a second actor's token -> their user id (actors.py)
     bot: dict[str, Any]
     users: dict[str, dict[str, Any]]
     codes: dict[str, dict[str, Any]]
@@ -109,6 +110,9 @@ def authenticate(state: OAuthState, call: Call, who: str) -> Caller:
         if who == "bot":
             raise missing_access()  # a user token cannot read guild structure
         return Caller("user", "Bearer", grant["user_id"], tuple(grant["scope"].split()))
+    person = state.person_tokens.get(header) if not credential else None  # a person's token has no scheme
+    if person is not None:
+        return Caller("person", None, person)
     raise unauthorized()
 
 

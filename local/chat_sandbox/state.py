@@ -159,6 +159,8 @@ class SandboxState:
                 guild["channels"][channel["id"]] = {**copy.deepcopy(channel), "guild_id": raw["id"]}
                 self.channel_guild[channel["id"]] = raw["id"]
             self.guilds[raw["id"]] = guild
+        self.person_tokens: dict[str, str] = {}  # a second actor's token -> user id (actors.py)
+        self.acting_id: str | None = None  # set while a person's request is answered (access.actor_id)
         self.invites = {
             invite["code"]: {
                 **invite,

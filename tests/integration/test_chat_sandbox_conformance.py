@@ -41,6 +41,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from local.chat_sandbox import SandboxServer, SandboxState
+from local.chat_sandbox.actors import add_members
 from local.chat_sandbox.routes.templates import templates as sandbox_templates
 from svcconf.chat import (
     ChatApiError,
@@ -48,6 +49,7 @@ from svcconf.chat import (
     ChatInvalidRequest,
     ChatRateLimited,
     InvalidUserToken,
+    MissingAccess,
     MissingPermissions,
     UnknownGuild,
     UnknownInvite,
@@ -58,6 +60,7 @@ from svcconf.chat import (
 )
 from svcconf.settings import Settings
 from tests.helpers.chat_sandbox import (
+    ALICE_ID,
     ALICE_TOKEN,
     BOB_EXPIRED_TOKEN,
     BOB_GUILD,
@@ -620,3 +623,71 @@ def recorder_bucket_of_roles(recorder: Recorder) -> str:
     recorder.client.list_roles(DEMO_GUILD)
     (listed,) = recorder.take()
     return str(listed.headers["X-RateLimit-Bucket"])
+
+
+def test_member_list_pages_and_its_refusals_conform(recorder: Recorder, chat_state: SandboxState):
+    # Given BOB_GUILD with 12 more members and a page of 5
+    add_members(chat_state, BOB_GUILD, 12, ["1191000000000002022"])
+    recorder.client.member_page_size = 5
+    # When the member list is read, then asked with a limit past 1,000, then without the privileged intent
+    members = recorder.client.list_members(BOB_GUILD)
+    recorder.client.member_page_size = 1001
+    with pytest.raises(ChatInvalidRequest):
+        recorder.client.list_members(BOB_GUILD)
+    recorder.client.member_page_size = 1000
+    chat_state.configure(guild_members_intent=False)
+    with pytest.raises(MissingAccess):
+        recorder.client.list_members(BOB_GUILD)
+    *pages, too_many, no_intent = recorder.take()
+    # Then each page and the 403 match the description; the 400 does but for its string leaf codes
+    for exchange in (*pages, no_intent):
+        recorder.check(exchange)
+    assert [len(page.json()) for page in pages] == [5, 5, 5, 0]  # a full last page asks once more
+    assert len(members) == 15
+    # The description refuses the limit too (a query parameter: its error has no body path), and the answer conforms
+    # once its string leaf codes are undone
+    request = recorder.spec_request(too_many)
+    with pytest.raises(OpenAPIError) as rejected:
+        recorder.openapi.validate_request(request)
+    assert [str(problem.message) for problem in _schema_errors(rejected.value)] == [
+        "1001 is greater than the maximum of 1000"
+    ]
+    fixed = copy.copy(too_many)
+    fixed._content = json.dumps(_integer_leaf_codes(too_many.json())).encode()
+    recorder.openapi.validate_response(request, RequestsOpenAPIResponse(fixed))
+    assert list(too_many.json()["errors"]) == ["limit"]
+    assert no_intent.json() == {"message": "Missing Access", "code": 50001}
+
+
+def test_member_role_grant_removal_and_refusal_conform(recorder: Recorder, chat_state: SandboxState):
+    recorder.client.add_member_role(BOB_GUILD, ALICE_ID, "1191000000000002022", reason="restore")
+    recorder.client.remove_member_role(BOB_GUILD, ALICE_ID, "1191000000000002022")
+    with pytest.raises(MissingPermissions):
+        recorder.client.add_member_role("1191000000000001004", ALICE_ID, "1191000000000002042")
+    granted, removed, refused = recorder.take()
+    for exchange in (granted, removed, refused):
+        recorder.check(exchange)
+    assert (granted.status_code, removed.status_code) == (204, 204)
+    assert granted.headers["X-RateLimit-Limit"] == "10"  # a bucket of its own (docs/04-chat-platform.md)
+    assert refused.json() == {"message": "Missing Permissions", "code": 50013}
+
+
+def test_audit_log_entries_conform(recorder: Recorder, chat_state: SandboxState):
+    # Given a role, a channel, an overwrite and a member's role changed through the API
+    role = recorder.client.create_role(BOB_GUILD, {"name": "Audited"}, reason="deploy")
+    channel = recorder.client.create_channel(BOB_GUILD, {"name": "audited"})
+    recorder.client.modify_channel(channel.id, {"name": "audited-2", "topic": "t"})
+    recorder.client.set_channel_overwrite(channel.id, role.id, 0, allow=VIEW_CHANNEL)
+    recorder.client.add_member_role(BOB_GUILD, ALICE_ID, role.id)
+    recorder.client.delete_channel(channel.id)
+    recorder.take()
+    # When the audit log is read in full, then by action type
+    log = recorder.client.audit_log(BOB_GUILD)
+    recorder.client.audit_log(BOB_GUILD, action_type=13, limit=1)
+    everything, overwrites = recorder.take()
+    # Then both match the description, newest first
+    recorder.check(everything)
+    recorder.check(overwrites)
+    assert [entry.action_type for entry in log.audit_log_entries] == [12, 25, 13, 11, 10, 30]
+    [overwrite] = overwrites.json()["audit_log_entries"]
+    assert overwrite["options"] == {"id": role.id, "type": "0", "role_name": "Audited"}

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from local.chat_sandbox import oauth
+from local.chat_sandbox import audit, oauth
 from local.chat_sandbox.protocol import Call
 from local.chat_sandbox.routes import channels, guilds, invites, member_roles, members, templates, users
 
@@ -56,8 +56,10 @@ ROUTES = [
     Route("PUT", "/channels/{channel_id}/permissions/{overwrite_id}", channels.put_overwrite, "bot"),
     Route("DELETE", "/channels/{channel_id}/permissions/{overwrite_id}", channels.delete_overwrite, "bot"),
     Route("GET", "/guilds/{guild_id}/members/{user_id}", members.get_member, "bot"),
+    Route("GET", "/guilds/{guild_id}/members", member_roles.list_members, "bot"),
     Route("PUT", "/guilds/{guild_id}/members/{user_id}/roles/{role_id}", member_roles.add_member_role, "bot"),
     Route("DELETE", "/guilds/{guild_id}/members/{user_id}/roles/{role_id}", member_roles.remove_member_role, "bot"),
+    Route("GET", "/guilds/{guild_id}/audit-logs", audit.list_audit_log, "bot"),
 ]
 
 

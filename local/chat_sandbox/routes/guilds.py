@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from local.chat_sandbox.access import (
+    actor_id,
     bot_guild,
     guild_role,
     require,
@@ -156,7 +157,7 @@ def reorder_roles(state: SandboxState, call: Call) -> tuple[int, Any]:
     guild = bot_guild(state, call.params["guild_id"])
     require(state, guild, MANAGE_ROLES)
     items = parse(call, ROLE_POSITIONS)
-    ceiling = top_position(guild, state.bot["id"])
+    ceiling = top_position(guild, actor_id(state))
     for item in items:
         role = guild_role(guild, item.id)
         if item.position is None or role["id"] == guild["id"]:

@@ -20,6 +20,7 @@ from svcconf.chat.errors import (
     ChatNotConfigured,
     ChatUnreadableAnswer,
 )
+from svcconf.chat.members import MemberCalls
 from svcconf.chat.models import Channel, ChatUser, Guild, GuildMember, Invite, PartialGuild, Role, TokenGrant
 from svcconf.chat.ratelimit import (
     BucketView,
@@ -27,7 +28,7 @@ from svcconf.chat.ratelimit import (
 )
 from svcconf.chat.recent import RecentAnswers
 from svcconf.chat.templates import GuildTemplate
-from svcconf.chat.transport import ANONYMOUS, Auth, ChatTransport, Route
+from svcconf.chat.transport import ANONYMOUS, Auth, Route
 from svcconf.settings import get_settings
 
 logger = logging.getLogger(__name__)
@@ -57,7 +58,7 @@ def _positions(positions: Mapping[str, int] | Iterable[Mapping[str, Any]]) -> li
     return [dict(entry) for entry in positions]
 
 
-class ChatClient(ChatTransport):
+class ChatClient(MemberCalls):
     """Typed calls to the chat platform's REST API (v10), with its rate limits honoured."""
 
     guild_page_size = PAGE_SIZE
@@ -134,30 +135,6 @@ class ChatClient(ChatTransport):
         """A member of the guild; not a member: `UnknownMember`; the bot not in the guild: `UnknownGuild`."""
         route = Route("GET", "/guilds/{guild_id}/members/{user_id}", guild_id=guild_id, user_id=user_id)
         return self._read(GuildMember, route, self._json(route, self._bot_auth()))
-
-    def add_member_role(self, guild_id: str, user_id: str, role_id: str, reason: str | None = None) -> None:
-        """Grant one role to one member (204; granting one they hold changes nothing). Not a member:
-        `UnknownMember`; the role unknown: `UnknownRole`; without MANAGE_ROLES or the role not below the bot's
-        highest: `MissingPermissions`. The route has its own rate-limit bucket."""
-        route = Route(
-            "PUT",
-            "/guilds/{guild_id}/members/{user_id}/roles/{role_id}",
-            guild_id=guild_id,
-            user_id=user_id,
-            role_id=role_id,
-        )
-        self._send(route, self._bot_auth(), reason=reason)
-
-    def remove_member_role(self, guild_id: str, user_id: str, role_id: str, reason: str | None = None) -> None:
-        """Take one role from one member (204; one they do not hold changes nothing); refusals as `add_member_role`."""
-        route = Route(
-            "DELETE",
-            "/guilds/{guild_id}/members/{user_id}/roles/{role_id}",
-            guild_id=guild_id,
-            user_id=user_id,
-            role_id=role_id,
-        )
-        self._send(route, self._bot_auth(), reason=reason)
 
     def get_template(self, code: str) -> GuildTemplate:
         """A native server template by its code (anonymous lookups are limited per IP: the bot's token when there

@@ -31,7 +31,7 @@ from svcconf.ai.errors import problems_of
 from svcconf.ai.pace import turn_max_tokens
 from svcconf.ai.token_estimate import estimated_request_tokens
 from svcconf.api import budget
-from svcconf.config import ServerConfig, lint_config
+from svcconf.config import LintWarning, ServerConfig, lint_config
 from svcconf.config.apply_edits import apply_edits, apply_prefix
 from svcconf.config.compact import expand
 from svcconf.config.edits import ConfigChange, EditsRejected
@@ -46,7 +46,7 @@ from svcconf.conversation.models import (
     ChatMessage,
     LiveGuildChecks,
 )
-from svcconf.conversation.prompt import SYSTEM_PROMPT, build_messages, refused_turns, repair_turns
+from svcconf.conversation.prompt import SYSTEM_PROMPT, build_messages, file_media_type, refused_turns, repair_turns
 from svcconf.errors import BadRequest, FieldError
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
@@ -80,7 +80,7 @@ def take_turn(
         raise BadRequest.for_field("messages", "needs at least one user message, or questionnaire_data")
     require_provider()
     previous = _valid_config(current_config)
-    files = [*(attachments or []), *(Attachment(url=url) for url in file_urls or [])]
+    files, unsent = _sendable_files(attachments or [], file_urls or [])
     max_tokens = turn_max_tokens(reserve_tokens=REPAIR_TOKENS)
     # The model edits the configuration the service will edit: the valid one, or none (a first build).
     known = previous.model_dump(mode="json", exclude_defaults=True, exclude=_NO_IDS) if previous else None
@@ -95,7 +95,27 @@ def take_turn(
     answer.history_trimmed = len(messages) - len(sent)
     if answer.history_trimmed:
         metrics.add_metric(name="AiChatHistoryTrimmed", unit="Count", value=1)
-    return answer if guild is None else _reviewed(answer, guild)
+    answer = answer if guild is None else _reviewed(answer, guild)
+    answer.warnings = [*unsent, *answer.warnings]
+    return answer
+
+
+def _sendable_files(attachments: list[Attachment], file_urls: list[str]) -> tuple[list[Attachment], list[LintWarning]]:
+    """The files the model can read (images and PDFs), and a warning naming each other one: it is not sent (it was
+    once sent labelled as a PDF); another tool's backup goes to deployToChat `import` as `data`."""
+    named = [(f"attachments[{i}]", file) for i, file in enumerate(attachments)]
+    named += [(f"file_urls[{i}]", Attachment(url=url)) for i, url in enumerate(file_urls)]
+    sendable, unsent = [], []
+    for field, file in named:
+        if file_media_type(file) is not None:
+            sendable.append(file)
+            continue
+        message = (
+            f"{file.name or file.url} is neither an image nor a PDF: it was not sent to the model. To start from "
+            "another tool's backup or export (JSON), send it to deployToChat `import` as `data`."
+        )
+        unsent.append(LintWarning(field=field, rule="attachment-not-sent", message=message))
+    return sendable, unsent
 
 
 def _answered(

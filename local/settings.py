@@ -24,6 +24,7 @@ PASS_THROUGH_NAMES = (
     "SVC_AI_TOKENS_PER_DAY",
     "SVC_PLATFORM_READS_PER_MINUTE",
     "SVC_AI_MAX_INPUT_TOKENS",
+    "SVC_BOT_API_KEY",  # the bot's own key to this service (v4); unset: x-bot-token is the bot token
 )
 AI_PROVIDERS = ("", "anthropic", "local")
 # Variables whose value is a secret: put into the template's Secrets Manager secret when the function's

@@ -77,6 +77,8 @@ def secrets_in_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         "SVC_JWT_ISSUER",
         "SVC_JWT_AUDIENCE",
         "SVC_BOT_TOKEN_SECRET_ID",
+        "SVC_BOT_API_KEY",
+        "SVC_BOT_API_KEY_SECRET_ARN",
     ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("SVC_JWT_SECRET", JWT_SECRET)
@@ -336,6 +338,21 @@ def test_the_bot_s_own_token_gets_past_auth():
 )
 def test_a_missing_or_wrong_bot_token_is_403_in_the_contract_body(headers):
     assert call(None, "/functions/botOnly", headers=headers) == (403, REFUSED_BOT)
+
+
+def test_with_a_bot_api_key_set_only_that_key_gets_past_auth(monkeypatch):
+    # v4: the bot's own key to the service, apart from the platform's bot token (SVC_BOT_API_KEY)
+    monkeypatch.setenv("SVC_BOT_API_KEY", "the-bot-s-own-api-key-0123456789")
+    get_settings.cache_clear()
+    assert call(None, "/functions/botOnly", headers={"x-bot-token": "the-bot-s-own-api-key-0123456789"}) == (
+        200,
+        {"bot": True},
+    )
+    assert call(None, "/functions/botOnly", headers={"x-bot-token": BOT_TOKEN}) == (403, REFUSED_BOT)
+    assert call(None, "/functions/botOnly", headers={"x-bot-token": "the-bot-s-own-api-key-012345678"}) == (
+        403,
+        REFUSED_BOT,
+    )
 
 
 def test_without_a_bot_token_configured_a_bot_call_is_503_and_the_log_names_what_to_set(monkeypatch, caplog):

@@ -118,8 +118,9 @@ def optional_bearer_user(request: Request) -> BearerUser | None:
 
 
 def bot_caller(request: Request) -> BotCaller:
-    """Dependency: the bot, proven by x-bot-token; 403 when missing or wrong (compared in constant time)."""
-    expected = get_settings().resolved_bot_token()
+    """Dependency: the bot, proven by x-bot-token; 403 when missing or wrong (compared in constant time). The key is
+    the bot's own API key when the operator set one (`SVC_BOT_API_KEY`), else the platform's bot token."""
+    expected = get_settings().resolved_bot_api_key()
     if not expected:
         logger.error("the bot token is not configured (SVC_BOT_TOKEN or SVC_BOT_TOKEN_SECRET_ID)")
         raise ServiceUnavailable("Bot authentication is not configured.")

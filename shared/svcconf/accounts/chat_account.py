@@ -22,7 +22,7 @@ from svcconf.api.auth import BearerUser
 from svcconf.chat import ChatClient, InvalidGrant, InvalidUserToken, PartialGuild, TokenGrant, get_chat_client
 from svcconf.clock import utc_now
 from svcconf.errors import BadRequest, Forbidden
-from svcconf.observability import logger
+from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 from svcconf.store.chat_cache import ChatCacheRepository
 from svcconf.store.chat_links import ChatLink, ChatLinkRepository
@@ -40,6 +40,13 @@ BOT_GUILDS_REFRESH_LEASE_SECONDS = 15  # one getChatGuilds invocation's timeout:
 
 class NotLinked(BadRequest):
     default_message = "Sign in with the chat platform again: no usable chat account is linked to this user."
+
+
+class LinkRefused(NotLinked):
+    default_message = (
+        "Sign in with the chat platform again: the chat platform refused this account's sign-in (revoked, or the "
+        "app was removed), and it is not asked again until you sign in anew."
+    )
 
 
 class ChatIdentity(BaseModel):
@@ -111,13 +118,13 @@ def sign_in(code: str, redirect_uri: str, user: BearerUser | None) -> ChatIdenti
 def _refreshed(client: ChatClient, user: BearerUser, link: ChatLink) -> ChatLink:
     """The link with fresh tokens: ours from the platform, or, if another request refreshed first, theirs."""
     if link.refresh_token is None:
-        raise NotLinked()
+        raise _dead(link)
     try:
         grant = client.refresh_token(link.refresh_token.get_secret_value())
     except InvalidGrant as refused:
         newer = _link_stored_after(user, link)
         if newer is None:
-            raise NotLinked() from refused
+            raise _dead(link) from refused
         logger.info("another request refreshed the chat tokens first: using theirs")
         return newer
     fresh = _link(user, grant, link.chat_user_id, link.chat_username, previous=link)
@@ -128,6 +135,15 @@ def _refreshed(client: ChatClient, user: BearerUser, link: ChatLink) -> ChatLink
         logger.info("the chat link changed during a refresh: the stored one is kept")
         return fresh
     return saved
+
+
+def _dead(link: ChatLink) -> LinkRefused:
+    """The platform refused the link for good: marked, so that later requests answer 400 without asking it again
+    (a sign-in stored meanwhile is not marked)."""
+    _repository().mark_refused(link, utc_now())
+    logger.info("the chat platform refused the link's refresh: marked until the user signs in again")
+    metrics.add_metric(name="ChatLinkRefused", unit="Count", value=1)
+    return LinkRefused()
 
 
 def _link_stored_after(user: BearerUser, link: ChatLink) -> ChatLink | None:
@@ -150,6 +166,8 @@ def _user_guilds(user: BearerUser) -> tuple[ChatLink, list[PartialGuild]]:
     link = _repository().get(user.sub)
     if link is None:
         raise NotLinked()
+    if link.refused_at is not None:
+        raise LinkRefused()  # the platform refused it already: not asked again until a new sign-in
     client = get_chat_client()
     if link.expires_at <= utc_now() + EXPIRY_MARGIN:
         link = _refreshed(client, user, link)
@@ -160,7 +178,7 @@ def _user_guilds(user: BearerUser) -> tuple[ChatLink, list[PartialGuild]]:
         try:
             return link, client.get_current_user_guilds(link.access_token.get_secret_value())
         except InvalidUserToken as refused:
-            raise NotLinked() from refused
+            raise _dead(link) from refused
 
 
 def bot_guild_ids(client: ChatClient) -> frozenset[str]:

@@ -32,6 +32,9 @@ class ChatLink(BaseModel):
     scope: str = ""
     linked_at: datetime
     revision: str | None = None  # changes on every write; None before the first (and on items older than it)
+    # v4: when the platform refused the link's refresh (revoked, the app deauthorised): the link is not used again
+    # (no platform call) until a new sign-in replaces it.
+    refused_at: datetime | None = None
 
 
 @cache
@@ -71,6 +74,25 @@ class ChatLinkRepository:
                 return None
             raise
         return saved
+
+    def mark_refused(self, link: ChatLink, refused_at: datetime) -> bool:
+        """Mark the stored link dead, unless it changed since `link` was read (a new sign-in wins): True if marked."""
+        condition: dict[str, Any] = {"ExpressionAttributeNames": {"#revision": "revision"}}
+        if link.revision is None:
+            condition["ConditionExpression"] = "attribute_exists(user_id) AND attribute_not_exists(#revision)"
+            condition["ExpressionAttributeValues"] = {":refused_at": refused_at.isoformat()}
+        else:
+            condition["ConditionExpression"] = "#revision = :read"
+            condition["ExpressionAttributeValues"] = {":read": link.revision, ":refused_at": refused_at.isoformat()}
+        try:
+            self._table.update_item(
+                Key={"user_id": link.user_id}, UpdateExpression="SET refused_at = :refused_at", **condition
+            )
+        except Exception as error:
+            if is_conditional_check_failure(error):
+                return False
+            raise
+        return True
 
     def revision(self, user_id: str) -> str | None:
         """The stored revision alone (no decryption): cheap to poll while another request refreshes."""

@@ -66,6 +66,8 @@ def handle(state: SandboxState, method: str, target: str, headers: dict[str, str
             status, answer_body = route.handler(state, call)
         except PlatformError as refusal:
             return _logged(state, entry, render(refusal.status, refusal.body, {**limit_headers, **refusal.headers}))
+        if isinstance(answer_body, oauth.Redirect):
+            return _logged(state, entry, render(status, None, {**limit_headers, "Location": answer_body.location}))
         if status < 300:  # a creation counts against the guild's quota even once deleted
             state.throttle.created(f"{call.method} {call.route}", call.major, state.config)
         return _logged(state, entry, render(status, answer_body, limit_headers))

@@ -39,6 +39,7 @@ class Settings(BaseModel):
     backups_table: str = Field("svc-backups", alias="BACKUPS_TABLE_NAME")
     chat_links_table: str = Field("svc-chat-links", alias="CHAT_LINKS_TABLE_NAME")
     chat_cache_table: str = Field("svc-chat-cache", alias="CHAT_CACHE_TABLE_NAME")
+    sign_in_states_table: str = Field("svc-sign-in-states", alias="SIGN_IN_STATES_TABLE_NAME")
     deployments_table: str = Field("svc-deployments", alias="DEPLOYMENTS_TABLE_NAME")
     idempotency_table: str = Field("svc-idempotency", alias="IDEMPOTENCY_TABLE_NAME")
     deploy_queue_url: str | None = Field(None, alias="DEPLOY_QUEUE_URL")

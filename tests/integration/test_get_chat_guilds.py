@@ -11,6 +11,7 @@ from pydantic import SecretStr
 from svcconf.clock import utc_now
 from svcconf.settings import get_settings
 from svcconf.store.chat_links import ChatLink, ChatLinkRepository
+from tests.helpers.deploy_worker import link
 from tests.helpers.handlers import CDN, bearer
 
 ALICE = "1191000000000000101"
@@ -19,10 +20,7 @@ DEMO, WORKSHOP, QUIET, LOCKED, BUILD, RIGHTS_LAB = (f"119100000000000100{n}" for
 
 
 def link_alice(invoke, platform, user: str = "web-user-1") -> dict:
-    body = {"code": platform.mint_code(ALICE), "redirect_uri": "http://127.0.0.1:5173/auth/callback"}
-    response = invoke("chatAuth", body, headers=bearer(user))
-    assert response.body["linked"] is True
-    return response.body
+    return link(invoke, platform, user, ALICE)
 
 
 def guilds(invoke, user: str = "web-user-1"):

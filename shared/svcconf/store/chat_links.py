@@ -37,6 +37,14 @@ class ChatLink(BaseModel):
     refused_at: datetime | None = None
 
 
+class LinkedIdentity(BaseModel):
+    """Who a user is linked to, read without the tokens (no decryption)."""
+
+    chat_user_id: str
+    chat_username: str
+    refused_at: datetime | None = None
+
+
 @cache
 def _kms() -> Any:
     return boto3.client("kms", config=CLIENT_CONFIG)
@@ -103,6 +111,15 @@ class ChatLinkRepository:
             ExpressionAttributeNames={"#revision": "revision"},
         ).get("Item")
         return item.get("revision") if item else None
+
+    def identity(self, user_id: str) -> LinkedIdentity | None:
+        """The linked chat identity alone (no KMS call), or None when the user has no link."""
+        item = self._table.get_item(
+            Key={"user_id": user_id},
+            ConsistentRead=True,
+            ProjectionExpression="chat_user_id, chat_username, refused_at",
+        ).get("Item")
+        return LinkedIdentity.model_validate(item) if item else None
 
     def get(self, user_id: str) -> ChatLink | None:
         item = self._table.get_item(Key={"user_id": user_id}, ConsistentRead=True).get("Item")

@@ -340,6 +340,13 @@ def test_a_missing_or_wrong_bot_token_is_403_in_the_contract_body(headers):
     assert call(None, "/functions/botOnly", headers=headers) == (403, REFUSED_BOT)
 
 
+def test_the_bearer_user_carries_the_token_s_issuer_when_it_names_one():
+    # chatAuth binds a sign-in's state to sub and iss (v4)
+    named = auth.verify_bearer_token(issue_token(JWT_SECRET, "user-1", issuer="https://auth.example"))
+    assert (named.sub, named.iss, named.role) == ("user-1", "https://auth.example", None)
+    assert auth.verify_bearer_token(issue_token(JWT_SECRET, "user-1")).iss is None
+
+
 def test_with_a_bot_api_key_set_only_that_key_gets_past_auth(monkeypatch):
     # v4: the bot's own key to the service, apart from the platform's bot token (SVC_BOT_API_KEY)
     monkeypatch.setenv("SVC_BOT_API_KEY", "the-bot-s-own-api-key-0123456789")

@@ -122,7 +122,7 @@ def test_parallel_turns_cannot_pass_the_day_s_tokens_together(invoke, chat, cloc
     monkeypatch.setenv("SVC_AI_TOKENS_PER_DAY", str(int(reserved * 2.5)))
     get_settings.cache_clear()
     calls_before = len([r for r in chat.requests if r.path == "/v1/messages"])
-    chat.script(*[Step(delay=1.5) for _ in range(5)])  # each answer takes 1.5 s: the five turns overlap
+    chat.script(*[Step(delay=8) for _ in range(5)])  # 8 s answers: the five turns overlap, even on a busy machine
     # When a fresh user sends five turns at once
     start = threading.Barrier(5)
     answers: list = [None] * 5

@@ -345,6 +345,10 @@ def test_the_bearer_user_carries_the_token_s_issuer_when_it_names_one():
     named = auth.verify_bearer_token(issue_token(JWT_SECRET, "user-1", issuer="https://auth.example"))
     assert (named.sub, named.iss, named.role) == ("user-1", "https://auth.example", None)
     assert auth.verify_bearer_token(issue_token(JWT_SECRET, "user-1")).iss is None
+    # A signed token whose `iss` is not a string (PyJWT checks its type only against a configured issuer)
+    claims = {"sub": "user-1", "exp": int(time.time()) + 60, "iss": 7}
+    numeric = jwt.api_jws.encode(json.dumps(claims).encode(), JWT_SECRET, algorithm="HS256")
+    assert auth.verify_bearer_token(numeric).iss is None
 
 
 def test_with_a_bot_api_key_set_only_that_key_gets_past_auth(monkeypatch):

@@ -285,6 +285,25 @@ def test_a_turn_reserves_before_its_calls_and_keeps_only_what_they_reported(cloc
     assert tokens.reserved == 6_000
 
 
+def test_a_turn_that_reserves_twice_holds_both_and_settles_both(clock, monkeypatch) -> None:
+    with limits.ai_turn(ANA) as tokens:
+        tokens.reserve(1_000)
+        tokens.reserve(500)
+        call_using(TokenUsage(input_tokens=200))
+    assert tokens.reserved == 1_500
+    assert items()[f"ai-tokens#ana#{DAY_START}"]["used"] == 200
+
+
+def test_a_turn_that_spent_exactly_its_reservation_or_nothing_writes_and_logs_no_settlement(clock, caplog) -> None:
+    with limits.ai_turn(ANA) as tokens:
+        tokens.reserve(300)
+        call_using(TokenUsage(input_tokens=300))
+    with limits.ai_turn(ANA):
+        pass
+    assert items()[f"ai-tokens#ana#{DAY_START}"]["used"] == 300
+    assert [r for r in caplog.records if r.getMessage() == "ai tokens counted"] == []
+
+
 def test_a_turn_that_spends_more_than_it_reserved_counts_all_of_it(clock, monkeypatch) -> None:
     with limits.ai_turn(ANA) as tokens:
         tokens.reserve(100)

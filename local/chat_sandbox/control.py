@@ -38,6 +38,7 @@ class MintCode(BaseModel):
     user_id: Snowflake
     redirect_uri: str | None = None
     scope: str | None = None
+    code_challenge: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]{43}$")  # S256 of the PKCE verifier
 
 
 class AdvanceClock(BaseModel):
@@ -75,7 +76,7 @@ def _configure(state: SandboxState, data: dict[str, Any], params: dict[str, str]
 def _mint_code(state: SandboxState, data: dict[str, Any], params: dict[str, str]) -> tuple[int, Any]:
     body = _validated(lambda: MintCode.model_validate(data))
     try:
-        return 201, {"code": state.mint_code(body.user_id, body.redirect_uri, body.scope)}
+        return 201, {"code": state.mint_code(body.user_id, body.redirect_uri, body.scope, body.code_challenge)}
     except KeyError:
         message = "is not a user of the sandbox (GET /_sandbox/users lists them)"
         raise ControlError(400, f"user_id: {message}.", [FieldError(field="user_id", message=message)]) from None

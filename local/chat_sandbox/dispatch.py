@@ -71,6 +71,8 @@ def handle(state: SandboxState, method: str, target: str, headers: dict[str, str
             return _logged(state, entry, render(refusal.status, refusal.body, {**limit_headers, **refusal.headers}))
         finally:
             state.acting_id = None
+        if isinstance(answer_body, oauth.Redirect):
+            return _logged(state, entry, render(status, None, {**limit_headers, "Location": answer_body.location}))
         if status < 300:  # a creation counts against the guild's quota even once deleted
             state.throttle.created(f"{call.method} {call.route}", call.major, state.config)
         return _logged(state, entry, render(status, answer_body, limit_headers))

@@ -39,6 +39,7 @@ class Settings(BaseModel):
     backups_table: str = Field("svc-backups", alias="BACKUPS_TABLE_NAME")
     chat_links_table: str = Field("svc-chat-links", alias="CHAT_LINKS_TABLE_NAME")
     chat_cache_table: str = Field("svc-chat-cache", alias="CHAT_CACHE_TABLE_NAME")
+    sign_in_states_table: str = Field("svc-sign-in-states", alias="SIGN_IN_STATES_TABLE_NAME")
     deployments_table: str = Field("svc-deployments", alias="DEPLOYMENTS_TABLE_NAME")
     idempotency_table: str = Field("svc-idempotency", alias="IDEMPOTENCY_TABLE_NAME")
     deploy_queue_url: str | None = Field(None, alias="DEPLOY_QUEUE_URL")
@@ -75,6 +76,10 @@ class Settings(BaseModel):
     # The chat-platform bot's token: authenticates the bot to us and us to the platform
     bot_token: SecretStr | None = Field(None, alias="SVC_BOT_TOKEN")
     bot_token_secret_id: str | None = Field(None, alias="SVC_BOT_TOKEN_SECRET_ID")
+    # v4: a key of its own for the bot's calls to this service (x-bot-token), so the platform's bot token is used
+    # only towards the platform and the two rotate apart. Unset: the bot token (template parameter BotApiKeySecretArn).
+    bot_api_key: SecretStr | None = Field(None, alias="SVC_BOT_API_KEY")
+    bot_api_key_secret_arn: str | None = Field(None, alias="SVC_BOT_API_KEY_SECRET_ARN")
 
     # Deployment codes and backups
     code_ttl_hours: int = Field(168, ge=1, le=24 * 365, alias="SVC_CODE_TTL_HOURS")
@@ -141,6 +146,10 @@ class Settings(BaseModel):
 
     def resolved_bot_token(self) -> str | None:
         return _resolve_secret(self.bot_token, self.bot_token_secret_id)
+
+    def resolved_bot_api_key(self) -> str | None:
+        """What `x-bot-token` must equal: the bot's own API key when one is set, else the bot token."""
+        return _resolve_secret(self.bot_api_key, self.bot_api_key_secret_arn) or self.resolved_bot_token()
 
     def resolved_jwt_secret(self) -> str | None:
         return _resolve_secret(self.jwt_secret, self.jwt_secret_id)

@@ -23,6 +23,7 @@ checked against the branch they mean, with the same narrow handling of BITFIELDS
 
 from __future__ import annotations
 
+import base64
 import copy
 import hashlib
 import json
@@ -691,3 +692,62 @@ def test_audit_log_entries_conform(recorder: Recorder, chat_state: SandboxState)
     assert [entry.action_type for entry in log.audit_log_entries] == [12, 25, 13, 11, 10, 30]
     [overwrite] = overwrites.json()["audit_log_entries"]
     assert overwrite["options"] == {"id": role.id, "type": "0", "role_name": "Audited"}
+
+
+def test_the_authorize_route_and_the_token_endpoint_honour_pkce_as_the_platform_does(
+    chat_sandbox: SandboxServer, chat_state: SandboxState
+):
+    # The platform (observed; chat-platform facts, "OAuth2 PKCE"): the authorize URL takes an S256 code_challenge
+    # and the code's exchange then needs its code_verifier; `state` comes back unchanged on the redirect.
+    from urllib.parse import parse_qs, urlsplit
+
+    from tests.helpers.chat_sandbox import CLIENT_ID, CLIENT_SECRET, REDIRECT_URI
+
+    root = chat_sandbox.base_url.split("/api/", 1)[0]
+    verifier = "v" * 20 + "-._~" + "0123456789" * 3  # 54 unreserved characters
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    query = {
+        "client_id": CLIENT_ID,
+        "response_type": "code",
+        "redirect_uri": REDIRECT_URI,
+        "scope": "identify",
+        "state": "st-123",
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+    }
+
+    def authorize(**changes: str) -> requests.Response:
+        params = {key: value for key, value in {**query, **changes}.items() if value}
+        headers = {"Authorization": f"Bearer {ALICE_TOKEN}"}
+        url = f"{root}/oauth2/authorize"
+        return requests.get(url, params=params, headers=headers, allow_redirects=False, timeout=5)
+
+    def exchange(code: str, code_verifier: str | None) -> requests.Response:
+        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT_URI}
+        if code_verifier is not None:
+            form["code_verifier"] = code_verifier
+        url = f"{chat_sandbox.base_url}/oauth2/token"
+        return requests.post(url, data=form, auth=(CLIENT_ID, CLIENT_SECRET), timeout=5)
+
+    approved = authorize()
+    assert approved.status_code == 302
+    back = parse_qs(urlsplit(approved.headers["Location"]).query)
+    assert back["state"] == ["st-123"]
+    code = back["code"][0]
+    # No verifier, a malformed one, or the wrong one: refused, and the code stays unused
+    assert (exchange(code, None).status_code, exchange(code, None).json()["error"]) == (400, "invalid_request")
+    assert exchange(code, "short").json()["error"] == "invalid_request"
+    wrong = exchange(code, "w" * 54).json()
+    assert wrong == {"error": "invalid_grant", "error_description": 'Invalid "code_verifier" in request.'}
+    granted = exchange(code, verifier)
+    assert granted.status_code == 200
+    assert granted.json()["token_type"] == "Bearer"
+    assert exchange(code, verifier).json()["error"] == "invalid_grant"  # single use
+    # Only S256, a challenge of 43 characters, a registered redirect URI, a user's session
+    assert authorize(code_challenge_method="plain").status_code == 400
+    assert authorize(code_challenge="x" * 42).status_code == 400
+    assert authorize(redirect_uri="https://evil.example/cb").status_code == 400
+    anonymous = requests.get(f"{root}/oauth2/authorize", params=query, allow_redirects=False, timeout=5)
+    assert anonymous.status_code == 401
+    # A code issued without a challenge is exchanged as before (the service's anonymous sign-in)
+    assert exchange(chat_state.mint_code(BOB_ID), None).status_code == 200

@@ -188,7 +188,10 @@ def test_a_hundred_messages_near_the_body_limit_answer_in_time_from_a_20_second_
 # ---------------------------------------------------------------- files
 
 
-def test_files_reach_the_provider_as_url_blocks_and_are_never_fetched(invoke, chat) -> None:
+def test_files_reach_the_provider_as_url_blocks_and_are_never_fetched(invoke, chat, monkeypatch) -> None:
+    # v4: each PDF counts 40,000 tokens of the input budget (20 pages at 2,000): two need more than the default
+    monkeypatch.setenv("SVC_AI_MAX_INPUT_TOKENS", "120000")
+    get_settings.cache_clear()
     body = {
         "messages": [user("Use these")],
         "attachments": [

@@ -38,6 +38,7 @@ ROUTES = [
     Route("GET", "/invites/{code}", invites.get_invite, "optional"),
     Route("GET", "/guilds/templates/{code}", templates.get_template, "optional"),
     Route("POST", "/oauth2/token", oauth.token, "client"),
+    Route("GET", "/oauth2/authorize", oauth.authorize, "any"),
     Route("GET", "/users/@me", users.get_me, "any"),
     Route("GET", "/users/@me/guilds", users.get_my_guilds, "any"),
     Route("GET", "/guilds/{guild_id}", guilds.get_guild, "bot"),

@@ -410,18 +410,40 @@ BACKUP_ANSWERS: dict[str, Any] = {
     "delete": {"action": "delete", "data": {"backup_id": BACKUP_ID}},
 }
 
+_SIGN_IN_STATE = "m3Q0V9y7xk2W1c8Jt6pR4sLh5Gd0aZbN2fYqEeUoTiw"
 CHAT_AUTH_REQUESTS: dict[str, Any] = {
-    "signIn": {"code": "dev-code-alice", "redirect_uri": "http://127.0.0.1:5173/auth/callback"}
+    "startSignIn": {"redirect_uri": "http://127.0.0.1:5173/auth/callback"},
+    "signIn": {
+        "code": "dev-code-alice",
+        "redirect_uri": "http://127.0.0.1:5173/auth/callback",
+        "state": _SIGN_IN_STATE,
+    },
+    "identityOnly": {"code": "dev-code-alice", "redirect_uri": "http://127.0.0.1:5173/auth/callback"},
 }
 CHAT_AUTH_ANSWERS: dict[str, Any] = {
+    "startSignIn": {
+        "state": _SIGN_IN_STATE,
+        "authorize_url": "https://discord.com/oauth2/authorize?client_id=1191000000000000900&response_type=code"
+        "&redirect_uri=http%3A%2F%2F127.0.0.1%3A5173%2Fauth%2Fcallback&scope=identify+email+guilds"
+        f"&state={_SIGN_IN_STATE}&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256",
+        "expires_at": "2026-11-26T15:10:00Z",
+    },
     "signIn": {
         "email": "alice@example.com",
         "chatUserId": "1191000000000000101",
         "chatUsername": "alice",
         "chatAvatar": "https://cdn.discordapp.com/avatars/1191000000000000101/8342729096ea3675442027381ff50dfe.png",
         "chatAccessToken": "cKMHWBlwn-clldltIVm7TQuwe_dVq3AP",
+        "linked": True,
+    },
+    "identityOnly": {
+        "email": "alice@example.com",
+        "chatUserId": "1191000000000000101",
+        "chatUsername": "alice",
+        "chatAvatar": "https://cdn.discordapp.com/avatars/1191000000000000101/8342729096ea3675442027381ff50dfe.png",
+        "chatAccessToken": "cKMHWBlwn-clldltIVm7TQuwe_dVq3AP",
         "linked": False,
-    }
+    },
 }
 
 GUILDS_ANSWERS: dict[str, Any] = {

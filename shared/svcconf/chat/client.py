@@ -84,9 +84,13 @@ class ChatClient(MemberCalls):
 
     # -- OAuth2 ----------------------------------------------------------------------------
 
-    def exchange_code(self, code: str, redirect_uri: str) -> TokenGrant:
-        """Exchange an authorization code (single use) for tokens. Refused: `InvalidGrant`."""
-        return self._token_request({"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri})
+    def exchange_code(self, code: str, redirect_uri: str, code_verifier: str | None = None) -> TokenGrant:
+        """Exchange an authorization code (single use) for tokens, with its PKCE verifier when the authorize URL
+        carried a challenge. Refused: `InvalidGrant` (never retried: each refusal counts at the platform)."""
+        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri}
+        if code_verifier is not None:
+            form["code_verifier"] = code_verifier
+        return self._token_request(form)
 
     def refresh_token(self, refresh_token: str) -> TokenGrant:
         """A fresh grant for a refresh token; keep the refresh token it returns. Refused: `InvalidGrant`."""

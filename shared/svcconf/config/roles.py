@@ -94,4 +94,5 @@ class Role(ConfigModel):
                 ],
             )
         self.__dict__["color"] = self.colors.primary  # one colour, whichever way it was said
+        self.__pydantic_fields_set__.add("color")  # and stated, so a deploy compares it
         return self

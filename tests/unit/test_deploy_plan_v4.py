@@ -268,7 +268,7 @@ def test_a_manager_without_manage_guild_is_refused_each_v4_object_and_a_timeout_
     }
     guild_manager = manager.model_copy(update={"permissions": int(to_bitfield(["MANAGE_GUILD"])), "top_position": 1})
     refused = {r.field: r.message for r in plan_refusals(guild_manager, live, plan)}
-    assert refused["automod[0]"] == "you need MODERATE_MEMBERS for a timeout action"
+    assert refused["automod[0].actions"] == "you need MODERATE_MEMBERS for a timeout action"
     assert refused["onboarding"] == (
         "you need MANAGE_ROLES to change onboarding; role 'EU' is not below your highest role: an option cannot hand"
         " it out"

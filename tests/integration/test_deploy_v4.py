@@ -6,6 +6,7 @@ a dropped rule goes only with `prune` and `confirm`."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -256,3 +257,41 @@ def test_a_dropped_rule_goes_only_with_prune_and_its_count_includes_the_rules_ke
     assert refused.status == 409, refused.body
     assert [d["field"] for d in refused.body["details"]] == ["automod[0].trigger"]
     assert writes(linked) == []
+
+
+def test_a_rollback_restores_the_previous_rules_onboarding_and_welcome_screen(invoke, linked, aws):
+    # Given a deployed community, then a deploy that changes a rule, adds one, drops one with prune, and changes
+    # onboarding and the welcome screen
+    deploy(invoke, aws, community())
+    before = copy.deepcopy(linked.guilds[BUILD_LAB])
+    changed = community()
+    changed["automod"][0]["keywords"] = ["discord.gg*", "dsc.gg*"]
+    changed["automod"][1] = {
+        "name": "Slurs",
+        "trigger": "keyword_preset",
+        "presets": ["slurs"],
+        "actions": [{"type": "block"}],
+    }
+    del changed["automod"][2]
+    changed["onboarding"]["prompts"][0]["options"].append({"title": "Asia", "roles": ["EU"]})
+    changed["welcome_screen"]["description"] = "New description"
+    dry = call(invoke, deploy_body(BUILD_LAB, changed, dry_run=True, prune=True))
+    assert dry.status == 200, dry.body
+    deploy(invoke, aws, changed, prune=True, confirm=dry.body["plan_id"])
+    assert sorted(r["name"] for r in linked.guilds[BUILD_LAB]["automod_rules"].values()) == ["Invite links", "Slurs"]
+    # When the deployment is rolled back
+    queued = call(invoke, {"action": "rollback", "project_id": "proj-1", "guild_id": BUILD_LAB})
+    assert queued.status == 202, queued.body
+    DeployQueue(aws).drain()
+    # Then the rules, onboarding and the welcome screen are as they were before it (new ids for rules made again)
+    after = linked.guilds[BUILD_LAB]
+
+    def rules(guild: dict[str, Any]) -> list[tuple[Any, ...]]:
+        return sorted(
+            (r["name"], r["trigger_type"], r["trigger_metadata"], r["actions"], r["enabled"])
+            for r in guild["automod_rules"].values()
+        )
+
+    assert rules(after) == rules(before)
+    assert after["onboarding"] == before["onboarding"]
+    assert after["welcome_screen"] == before["welcome_screen"]

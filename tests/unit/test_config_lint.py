@@ -379,8 +379,8 @@ CASES = (
         "onboarding-dangerous-role",
         server(onboarding={"prompts": [{"title": "Role?", "options": [{"title": "Mod", "roles": ["Mods"]}]}]}),
         "onboarding.prompts[0].options[0].roles[0]",
-        "Onboarding hands out role 'Mods', which grants KICK_MEMBERS, MANAGE_MESSAGES: anyone who joins may pick it, as "
-        "if @everyone held it; hand out a role without them.",
+        "Onboarding hands out role 'Mods', which grants KICK_MEMBERS, MANAGE_MESSAGES: anyone who joins may pick it, "
+        "as if @everyone held it; hand out a role without them.",
         server(onboarding={"prompts": [{"title": "Role?", "options": [{"title": "Member", "roles": ["Members"]}]}]}),
     ),
 )

@@ -1,4 +1,4 @@
-"""What a caller may do to the plan's v4 objects (contract §3.1 "v4 objects"): AutoMod rules, onboarding and the
+"""What a caller may do to the plan's v4 objects, as the platform asks of a person: AutoMod rules, onboarding and the
 welcome screen need MANAGE_GUILD, onboarding MANAGE_ROLES too, an AutoMod rule with a timeout action
 MODERATE_MEMBERS; a role an onboarding option hands out must be strictly below the caller's highest role."""
 

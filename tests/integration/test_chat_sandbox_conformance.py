@@ -70,6 +70,7 @@ from tests.helpers.chat_sandbox import (
     CAROL_ID,
     DEMO_GUILD,
     INFO_CATEGORY,
+    LOCKED_GUILD,
     QUIET_GUILD,
     new_chat_client,
 )
@@ -751,3 +752,212 @@ def test_the_authorize_route_and_the_token_endpoint_honour_pkce_as_the_platform_
     assert anonymous.status_code == 401
     # A code issued without a challenge is exchanged as before (the service's anonymous sign-in)
     assert exchange(chat_state.mint_code(BOB_ID), None).status_code == 200
+
+
+# -- v4: onboarding, AutoMod, the welcome screen, role colours ---------------------------------------------------------
+
+SEND_MESSAGES = 1 << 11
+MODERATE_MEMBERS = 1 << 40
+
+
+def _text_channels(recorder: Recorder, guild_id: str, count: int, **extra: Any) -> list[str]:
+    ids = [recorder.client.create_channel(guild_id, {"name": f"room-{n}", **extra}).id for n in range(count)]
+    recorder.take()  # the set-up's exchanges are checked elsewhere
+    return ids
+
+
+def test_onboarding_put_get_and_the_platforms_minimum_conform(recorder: Recorder, chat_state: SandboxState):
+    # Given 7 text channels @everyone may post in and a role, in a guild where the bot holds MANAGE_GUILD and
+    # MANAGE_ROLES
+    channels = _text_channels(recorder, BUILD_GUILD, 7)
+    role = recorder.client.create_role(BUILD_GUILD, {"name": "EU"})
+    recorder.take()
+    prompt = {
+        "id": "1",
+        "title": "Region?",
+        "options": [{"title": "EU", "role_ids": [role.id], "channel_ids": [channels[0]], "emoji_name": "🇪🇺"}],
+        "single_select": True,
+    }
+    # When onboarding is enabled with 6 default channels (below the platform's 7), then with 7, read back, and
+    # updated below the minimum while enabled
+    with pytest.raises(ChatApiError):
+        recorder.client.put_onboarding(BUILD_GUILD, {"enabled": True, "default_channel_ids": channels[:6]})
+    recorder.client.put_onboarding(BUILD_GUILD, {"enabled": True, "default_channel_ids": channels, "prompts": [prompt]})
+    read = recorder.client.get_onboarding(BUILD_GUILD)
+    with pytest.raises(ChatApiError):
+        recorder.client.put_onboarding(BUILD_GUILD, {"default_channel_ids": channels[:1]})
+    too_few, enabled, got, below = recorder.take()
+    # Then each exchange matches the description, with the platform's codes
+    for exchange in (too_few, enabled, got, below):
+        recorder.check(exchange)
+    assert too_few.json()["code"] == 350000
+    assert below.json()["code"] == 350001
+    option = read.prompts[0].options[0]
+    assert (read.enabled, read.default_channel_ids, option.role_ids, option.emoji) == (
+        True,
+        channels,
+        [role.id],
+        option.emoji,
+    )
+    assert got.json()["prompts"][0]["options"][0]["emoji"] == {"id": None, "name": "🇪🇺", "animated": False}
+    assert chat_state.guilds[BUILD_GUILD]["onboarding"]["default_channel_ids"] == channels  # the refusal wrote nothing
+
+
+def test_onboarding_counts_only_channels_everyone_may_post_in_and_needs_manage_roles(
+    recorder: Recorder, chat_state: SandboxState
+):
+    # Given 7 channels of which 3 deny @everyone SEND_MESSAGES
+    deny = [{"id": BUILD_GUILD, "type": 0, "allow": "0", "deny": str(SEND_MESSAGES)}]
+    channels = _text_channels(recorder, BUILD_GUILD, 4) + _text_channels(
+        recorder, BUILD_GUILD, 3, permission_overwrites=deny
+    )
+    # When onboarding is enabled with them, and a bot without MANAGE_ROLES puts onboarding in another guild
+    with pytest.raises(ChatApiError):
+        recorder.client.put_onboarding(BUILD_GUILD, {"enabled": True, "default_channel_ids": channels})
+    with pytest.raises(MissingPermissions):
+        recorder.client.put_onboarding(LOCKED_GUILD, {"enabled": False})
+    refused, forbidden = recorder.take()
+    for exchange in (refused, forbidden):
+        recorder.check(exchange)
+    # Then only 4 count: refused with 350000; the other is a 50013
+    assert refused.json()["code"] == 350000
+    assert (forbidden.status_code, forbidden.json()["code"]) == (403, 50013)
+    assert "onboarding" not in chat_state.guilds[LOCKED_GUILD]
+
+
+def test_automod_rules_create_list_modify_delete_and_their_limits_conform(recorder: Recorder, chat_state: SandboxState):
+    # Given a text channel for alerts
+    (alerts,) = _text_channels(recorder, BUILD_GUILD, 1)
+    keyword = {
+        "name": "Invites",
+        "event_type": 1,
+        "trigger_type": 1,
+        "trigger_metadata": {"keyword_filter": ["discord.gg*"], "regex_patterns": [], "allow_list": []},
+        "actions": [
+            {"type": 1, "metadata": {"custom_message": "No invites"}},
+            {"type": 2, "metadata": {"channel_id": alerts}},
+            {"type": 3, "metadata": {"duration_seconds": 60}},
+        ],
+        "enabled": True,
+    }
+    # When a keyword rule is created, listed, modified; six more keyword rules are tried; a timeout on a spam rule;
+    # then the rule is deleted
+    rule = recorder.client.create_automod_rule(BUILD_GUILD, keyword)
+    recorder.client.list_automod_rules(BUILD_GUILD)
+    recorder.client.modify_automod_rule(BUILD_GUILD, rule.id, {"name": "No invites", "trigger_type": 1})
+    for n in range(5):
+        recorder.client.create_automod_rule(BUILD_GUILD, {**keyword, "name": f"k{n}"})
+    with pytest.raises(ChatInvalidRequest):
+        recorder.client.create_automod_rule(BUILD_GUILD, {**keyword, "name": "seventh"})
+    spam = {
+        "name": "Spam",
+        "event_type": 1,
+        "trigger_type": 3,
+        "actions": [{"type": 3, "metadata": {"duration_seconds": 5}}],
+    }
+    with pytest.raises(ChatInvalidRequest):
+        recorder.client.create_automod_rule(BUILD_GUILD, spam)
+    recorder.client.delete_automod_rule(BUILD_GUILD, rule.id)
+    created, listed, modified, *more, seventh, timeout_on_spam, deleted = recorder.take()
+    # Then each exchange matches the description, with the platform's codes
+    for exchange in (created, listed, modified, *more, deleted):
+        recorder.check(exchange)
+    for refused in (seventh, timeout_on_spam):  # but for their string leaf codes
+        recorder.check_response_with_fix(refused, _integer_leaf_codes)
+    assert created.json()["enabled"] is True
+    assert created.json()["actions"][1] == {"type": 2, "metadata": {"channel_id": alerts}}
+    assert modified.json()["name"] == "No invites"
+    assert seventh.json()["errors"]["trigger_type"]["_errors"][0] == {
+        "code": "AUTO_MODERATION_MAX_RULES_OF_TYPE_EXCEEDED",
+        "message": "Maximum number of rules with trigger type 1 is 6",
+    }
+    assert "actions" in timeout_on_spam.json()["errors"]
+    assert deleted.status_code == 204
+    assert sorted(r["name"] for r in chat_state.guilds[BUILD_GUILD]["automod_rules"].values()) == [
+        f"k{n}" for n in range(5)
+    ]
+
+
+def test_an_automod_timeout_needs_moderate_members_and_a_rule_its_trigger(recorder: Recorder, chat_state: SandboxState):
+    # Given a bot without MODERATE_MEMBERS
+    with chat_state.lock:
+        bot_role = chat_state.guilds[BUILD_GUILD]["roles"]["1191000000000002051"]
+        bot_role["permissions"] = str(int(bot_role["permissions"]) & ~MODERATE_MEMBERS)
+    body = {
+        "name": "Mentions",
+        "event_type": 1,
+        "trigger_type": 5,
+        "trigger_metadata": {"mention_total_limit": 10},
+        "actions": [{"type": 3, "metadata": {"duration_seconds": 60}}],
+    }
+    # When a timeout rule is created, then one without the timeout whose trigger later changes
+    with pytest.raises(MissingPermissions):
+        recorder.client.create_automod_rule(BUILD_GUILD, body)
+    rule = recorder.client.create_automod_rule(BUILD_GUILD, {**body, "actions": [{"type": 1}]})
+    with pytest.raises(ChatInvalidRequest):
+        recorder.client.modify_automod_rule(BUILD_GUILD, rule.id, {"trigger_type": 1})
+    forbidden, created, changed = recorder.take()
+    for exchange in (forbidden, created):
+        recorder.check(exchange)
+    recorder.check_response_with_fix(changed, _integer_leaf_codes)
+    # Then 50013, a rule off by default with its metadata, and the trigger stays
+    assert forbidden.json()["code"] == 50013
+    assert (created.json()["enabled"], created.json()["trigger_metadata"]) == (
+        False,
+        {"mention_total_limit": 10, "mention_raid_protection_enabled": False},
+    )
+    assert changed.status_code == 400
+    assert chat_state.guilds[BUILD_GUILD]["automod_rules"][rule.id]["trigger_type"] == 5
+
+
+def test_the_welcome_screen_modify_get_and_a_non_community_guild_conform(recorder: Recorder, chat_state: SandboxState):
+    (general,) = _text_channels(recorder, BUILD_GUILD, 1)
+    # When a Community guild's welcome screen is set and read, and a non-Community guild's is asked for
+    body = {
+        "enabled": True,
+        "description": "Welcome!",
+        "welcome_channels": [{"channel_id": general, "description": "Say hi", "emoji_name": "👋"}],
+    }
+    recorder.client.modify_welcome_screen(BUILD_GUILD, body)
+    recorder.client.get_welcome_screen(BUILD_GUILD)
+    with pytest.raises(ChatApiError):
+        recorder.client.modify_welcome_screen(BOB_GUILD, body)
+    modified, read, not_community = recorder.take()
+    for exchange in (modified, read, not_community):
+        recorder.check(exchange)
+    # Then the screen is the one sent, the guild has WELCOME_SCREEN_ENABLED, and the other answers 10069
+    assert read.json() == {
+        "description": "Welcome!",
+        "welcome_channels": [{"channel_id": general, "description": "Say hi", "emoji_id": None, "emoji_name": "👋"}],
+    }
+    assert "WELCOME_SCREEN_ENABLED" in chat_state.guilds[BUILD_GUILD]["features"]
+    assert not_community.json() == {"message": "Unknown Guild Welcome Screen", "code": 10069}
+
+
+def test_role_colours_gradient_holographic_and_without_the_feature_conform(
+    recorder: Recorder, chat_state: SandboxState
+):
+    # Given one guild with ENHANCED_ROLE_COLORS and one without
+    with chat_state.lock:
+        chat_state.guilds[BUILD_GUILD]["features"].append("ENHANCED_ROLE_COLORS")
+    gradient = {"primary_color": 0xFF0000, "secondary_color": 0x0000FF, "tertiary_color": None}
+    holographic = {"primary_color": 11127295, "secondary_color": 16759788, "tertiary_color": 16761760}
+    # When a gradient role and a holographic one are created there, a wrong holographic set is sent, and a gradient
+    # goes to the other guild
+    role = recorder.client.create_role(BUILD_GUILD, {"name": "Gradient", "colors": gradient})
+    recorder.client.modify_role(BUILD_GUILD, role.id, {"colors": holographic})
+    with pytest.raises(ChatInvalidRequest):
+        recorder.client.modify_role(BUILD_GUILD, role.id, {"colors": {**holographic, "primary_color": 1}})
+    with pytest.raises(ChatInvalidRequest):
+        recorder.client.create_role(DEMO_GUILD, {"name": "Gradient", "colors": gradient})
+    created, modified, wrong, no_feature = recorder.take()
+    # Then each exchange matches the description (the refusals but for their string leaf codes)
+    for exchange in (created, modified):
+        recorder.check(exchange)
+    for refused in (wrong, no_feature):
+        recorder.check_response_with_fix(refused, _integer_leaf_codes)
+    assert created.json()["colors"] == gradient
+    assert created.json()["color"] == 0xFF0000
+    assert modified.json()["colors"] == holographic
+    assert "colors" in no_feature.json()["errors"]
+    assert [r["name"] for r in chat_state.guilds[DEMO_GUILD]["roles"].values()].count("Gradient") == 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from svcconf.caller_rights.community import COMMUNITY_KINDS, community_refusals
 from svcconf.caller_rights.standing import CallerStanding
 from svcconf.chat import Channel, Role
 from svcconf.config import EVERYONE, PERMISSION_BITS, from_bitfield
@@ -84,6 +85,9 @@ def _item_refusals(standing: CallerStanding, guild: _Guild, plan: DeploymentPlan
             yield from _channel_item(standing, guild, plan, item)
         elif item.kind == "overwrite":
             yield from _overwrite_item(standing, guild, plan, item)
+        elif item.kind in COMMUNITY_KINDS:  # v4: caller_rights/community.py
+            for field, message in community_refusals(standing, guild.live, plan, item):
+                yield Refusal(item.key, field, message)
         elif not standing.holds(MANAGE_GUILD):  # settings, the server's name among them
             yield Refusal(item.key, item.field, "you need MANAGE_GUILD to change the server's settings and name")
 

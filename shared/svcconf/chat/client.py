@@ -16,6 +16,7 @@ from urllib.parse import quote_plus
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from svcconf.chat.community import CommunityCalls
 from svcconf.chat.errors import (
     ChatNotConfigured,
     ChatUnreadableAnswer,
@@ -58,7 +59,7 @@ def _positions(positions: Mapping[str, int] | Iterable[Mapping[str, Any]]) -> li
     return [dict(entry) for entry in positions]
 
 
-class ChatClient(MemberCalls):
+class ChatClient(MemberCalls, CommunityCalls):
     """Typed calls to the chat platform's REST API (v10), with its rate limits honoured."""
 
     guild_page_size = PAGE_SIZE

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from svcconf.chat import Channel, Role
+from svcconf.chat.community import AutomodRule, GuildOnboarding, WelcomeScreen
 from svcconf.deploy_engine.apply import ItemError
 from svcconf.deploy_engine.attributes import GuildSettings, attributes_of_type, live_role_attributes, with_tag_ids
 from svcconf.deploy_engine.journal import (
@@ -29,6 +30,7 @@ from svcconf.deploy_engine.journal import (
 from svcconf.deploy_engine.live import LiveGuild
 from svcconf.deploy_engine.plan_roles import reorder_within_slots
 from svcconf.deploy_engine.restore import Recreation
+from svcconf.deploy_engine.rollback_community import plan_community_rollback
 from svcconf.deploy_engine.steps import (
     ROLE_OVERWRITE,
     SETTINGS_KEY,
@@ -56,6 +58,11 @@ class GuildSnapshot(BaseModel):
     settings: GuildSettings | None = None  # None: a snapshot from before settings were recorded
     roles: list[Role]
     channels: list[Channel]
+    # v4 (None: not read, or a snapshot from before them): what a rollback puts back
+    features: list[str] = Field(default_factory=list)
+    automod_rules: list[AutomodRule] | None = None
+    onboarding: GuildOnboarding | None = None
+    welcome_screen: WelcomeScreen | None = None
 
     @classmethod
     def of(cls, live: LiveGuild, taken_at: datetime) -> GuildSnapshot:
@@ -66,6 +73,10 @@ class GuildSnapshot(BaseModel):
             settings=live.settings,
             roles=live.roles,
             channels=live.channels,
+            features=live.features,
+            automod_rules=live.automod_rules,
+            onboarding=live.onboarding,
+            welcome_screen=live.welcome_screen,
         )
 
     def backup_data(self, deployment_id: str) -> dict[str, Any]:
@@ -80,6 +91,7 @@ class GuildSnapshot(BaseModel):
             "roles": [role.model_dump(mode="json") for role in self.roles],
             "categories": [c.model_dump(mode="json") for c in self.channels if c.is_category],
             "channels": channels,
+            **self.model_dump(mode="json", include={"features", "automod_rules", "onboarding", "welcome_screen"}),
         }
 
     @classmethod
@@ -91,6 +103,10 @@ class GuildSnapshot(BaseModel):
             settings=data.get("settings"),
             roles=data["roles"],
             channels=[*data["categories"], *data["channels"]],
+            features=data.get("features") or [],
+            automod_rules=data.get("automod_rules"),
+            onboarding=data.get("onboarding"),
+            welcome_screen=data.get("welcome_screen"),
         )
 
 
@@ -165,6 +181,15 @@ class _RollbackPlanner:
                 before = self.recreation.as_now(before_channels[object_id])
                 self._restore(key, object_id, self.live_channels.get(object_id), before)
         self._reattach_overwrites()
+        held: dict[str, Any] = self.snapshot.model_dump(include={"features"}) | {
+            "automod_rules": self.snapshot.automod_rules,
+            "onboarding": self.snapshot.onboarding,
+            "welcome_screen": self.snapshot.welcome_screen,
+        }
+        journal = self.journal
+        plan_community_rollback(
+            self.live, held, journal.created, journal.updated, journal.deleted, self.items, self.steps
+        )
         for key, object_id in _in_deletion_order(self.journal.created):
             self._delete(key, object_id)
         for reorder in (self._role_order(), self._channel_order()):
@@ -354,7 +379,8 @@ def _channels(count: int) -> str:
 def _in_deletion_order(created: dict[str, str]) -> list[tuple[str, str]]:
     # Channels before their categories (no orphan moment), roles last.
     order = {"channel": 0, "category": 1, "role": 2}
-    return sorted(created.items(), key=lambda pair: order[_kind_of(pair[0])])
+    mine = [pair for pair in created.items() if _kind_of(pair[0]) in order]  # v4's: rollback_community.py
+    return sorted(mine, key=lambda pair: order[_kind_of(pair[0])])
 
 
 def _differences(current: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from svcconf.config.lint import LintWarning
 
-Kind = Literal["role", "category", "channel", "overwrite", "settings"]
+Kind = Literal["role", "category", "channel", "overwrite", "settings", "automod_rule", "onboarding", "welcome_screen"]
 Action = Literal["create", "update", "keep", "delete"]
 # which counter group of a deployment record's steps a kind counts in
 KIND_GROUPS: dict[str, str] = {
@@ -21,6 +21,10 @@ KIND_GROUPS: dict[str, str] = {
     "channel": "channels",
     "overwrite": "overwrites",
     "settings": "settings",
+    # v4
+    "automod_rule": "automod",
+    "onboarding": "onboarding",
+    "welcome_screen": "welcome_screen",
 }
 EVERYONE_KEY = "@everyone"  # an overwrite's target
 SETTINGS_KEY = "settings"
@@ -151,8 +155,25 @@ class DeleteStep(BaseModel):
     object_id: str
 
 
+class CommunityStep(BaseModel):
+    """v4: an AutoMod rule created, updated or deleted, onboarding put, the welcome screen modified. The payload's
+    roles and channels the deploy creates are `community.REF` + their key, resolved when the step is applied."""
+
+    op: Literal[
+        "create_automod_rule", "update_automod_rule", "delete_automod_rule", "put_onboarding", "modify_welcome_screen"
+    ]
+    kind: Literal["automod_rule", "onboarding", "welcome_screen"]
+    key: str
+    name: str
+    field: str = ""
+    object_id: str | None = None  # an AutoMod rule's id (update, delete)
+    payload: dict[str, Any] = Field(default_factory=dict)
+    previous: dict[str, Any] = Field(default_factory=dict)  # the platform's values the step replaces
+
+
 Step = Annotated[
-    RoleStep | ChannelStep | GuildStep | ReorderRoles | ReorderChannels | DeleteStep, Field(discriminator="op")
+    RoleStep | ChannelStep | GuildStep | ReorderRoles | ReorderChannels | DeleteStep | CommunityStep,
+    Field(discriminator="op"),
 ]
 
 

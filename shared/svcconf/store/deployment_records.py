@@ -98,6 +98,10 @@ class Steps(BaseModel):
     channels: KindCounts = Field(default_factory=KindCounts)
     overwrites: KindCounts = Field(default_factory=KindCounts)
     settings: KindCounts = Field(default_factory=KindCounts)  # the guild's own settings: one object
+    # v4: AutoMod rules, onboarding and the welcome screen (one object each)
+    automod: KindCounts = Field(default_factory=KindCounts)
+    onboarding: KindCounts = Field(default_factory=KindCounts)
+    welcome_screen: KindCounts = Field(default_factory=KindCounts)
     errors: list[StepError] = Field(default_factory=list)
     members: MemberCounts | None = None  # a restore's member role grants
 

@@ -88,6 +88,7 @@ class DeploymentRecord(BaseModel):
     journal_intents: dict[str, int] = Field(default_factory=dict)  # object key -> when its write began (Unix ms)
     journal_after: dict[str, str] = Field(default_factory=dict)  # object key -> its fingerprint
     confirmed_deletes: list[str] | None = None  # a pruning deploy: the ids its confirmed plan deletes, and no other
+    confirmed_fingerprints: dict[str, str] | None = None  # their fingerprints then: one changed since is kept
     counted: bool = False  # the first worker run has set the planned and existing counts
     resumes_at: datetime | None = None  # while `waiting`: when the worker runs it again
     wait_reason: str | None = None  # while `waiting`: why, in a sentence

@@ -358,28 +358,54 @@ def test_a_template_needs_an_acknowledgement_only_for_what_the_server_does_not_a
     assert acknowledged.status == 202, acknowledged.body
 
 
+def add_role(platform, guild_id: str, name: str, *permissions: str) -> str:
+    """A role a person made in the platform's client, just above @everyone."""
+    with platform.lock:
+        role_id = platform.next_id()
+        roles = platform.guilds[guild_id]["roles"]
+        for role in roles.values():
+            if role["position"] > 0:
+                role["position"] += 1
+        roles[role_id] = {
+            "id": role_id,
+            "name": name,
+            "permissions": to_bitfield(permissions),
+            "position": 1,
+            "color": 0,
+            "hoist": False,
+            "mentionable": False,
+            "managed": False,
+        }
+    return role_id
+
+
 def test_a_dangerous_grant_copied_from_other_roles_of_the_server_needs_an_acknowledgement(invoke, lab):
-    # Given two roles of the lab that grant KICK_MEMBERS, When a configuration makes two new roles that grant it
-    # too (the same finding's text as the server's own), Then the new roles' grant needs an acknowledgement
-    grant(lab, RIGHTS_LAB, HELPERS, "KICK_MEMBERS")
-    grant(lab, RIGHTS_LAB, MEMBERS, "KICK_MEMBERS")
-    existing = lab_config(
-        roles=[
-            {"name": "Members", "permissions": ["KICK_MEMBERS"]},
-            {"name": "Helpers", "permissions": ["MANAGE_ROLES", "MANAGE_CHANNELS", "MANAGE_GUILD", "KICK_MEMBERS"]},
-        ]
-    )
-    copied = lab_config(
-        roles=[
+    # Given alice's Build Lab, whose two roles both grant KICK_MEMBERS
+    add_role(lab, BUILD_GUILD, "Mods", "KICK_MEMBERS")
+    add_role(lab, BUILD_GUILD, "Hosts", "KICK_MEMBERS")
+    # When a configuration makes two new roles that grant it too (the same finding, word for word, as the server's)
+    copied = {
+        "name": "Alice's Build Lab",
+        "roles": [
             {"name": "Wardens", "permissions": ["KICK_MEMBERS"]},
             {"name": "Guards", "permissions": ["KICK_MEMBERS"]},
-        ]
-    )
-    assert call(invoke, "carol", deploy_body(RIGHTS_LAB, existing, dry_run=True)).status == 200
-    answer = call(invoke, "carol", deploy_body(RIGHTS_LAB, copied))
+        ],
+    }
+    answer = call(invoke, "alice", deploy_body(BUILD_GUILD, copied))
+    # Then the new roles' grant needs an acknowledgement: the same grant on other objects is a new one
     assert answer.status == 409, answer.body
-    assert [(d["field"], d["rule"]) for d in answer.body["details"]] == [("roles", "every-role-dangerous-permission")]
-    assert "KICK_MEMBERS" in answer.body["details"][0]["message"]
+    [detail] = answer.body["details"]
+    assert (detail["field"], detail["rule"]) == ("roles", "every-role-dangerous-permission")
+    assert "would grant KICK_MEMBERS" in detail["message"]
+    # And the server's own two roles, stated as they are, need none
+    kept = {
+        **copied,
+        "roles": [
+            {"name": "Mods", "permissions": ["KICK_MEMBERS"]},
+            {"name": "Hosts", "permissions": ["KICK_MEMBERS"]},
+        ],
+    }
+    assert call(invoke, "alice", deploy_body(BUILD_GUILD, kept)).status == 202
 
 
 # ---------------------------------------------------------------- 10. a waiting confirmed deletion, re-checked

@@ -214,6 +214,30 @@ def test_a_rollback_may_not_delete_a_role_that_now_stands_above_the_caller(invok
     assert info(invoke, who)["kind"] == "deploy"
 
 
+@pytest.mark.parametrize(("who", "refused"), [("carol", False), ("alice", False), ("dave", True)])
+def test_a_rollback_of_channels_needs_manage_channels_as_a_deploy_does(invoke, lab, aws, who, refused):
+    # Given the caller's deploy (temp-chat created, lounge's topic changed), and the owner taking MANAGE_CHANNELS
+    # from the Helpers role (dave's) since
+    deployed_by(invoke, lab, aws, who)
+    with lab.lock:
+        helpers = lab.guilds[RIGHTS_LAB]["roles"][HELPERS]
+        helpers["permissions"] = str(int(helpers["permissions"]) & ~int(to_bitfield(["MANAGE_CHANNELS"])))
+    lab.clear_log()
+    answers = [call(invoke, who, {**ROLLBACK, "dry_run": True}), call(invoke, who, ROLLBACK)]
+    if not refused:  # the owner and an administrator hold it whatever the Helpers role holds
+        assert [a.status for a in answers] == [200, 202]
+        return
+    # Then dave is refused each channel, one detail per object, and nothing is written or queued
+    for answer in answers:
+        assert answer.status == 403, answer.body
+        assert sorted(d["message"] for d in answer.body["details"]) == [
+            "channel 'lounge': you need MANAGE_CHANNELS to update channel 'lounge'",
+            "channel 'temp-chat': you need MANAGE_CHANNELS to delete channel 'temp-chat'",
+        ]
+    assert writes(lab) == []
+    assert DeployQueue(aws).receive() == []
+
+
 # ---------------------------------------------------------------- 3. settings its deploy changed, channels it deleted
 
 

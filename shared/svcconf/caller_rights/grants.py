@@ -72,6 +72,9 @@ def new_grants(config: ServerConfig, live: LiveGuild | None, ids: Mapping[str, s
 def _new_grants(config: ServerConfig, live: LiveGuild | None, ids: Mapping[str, str]) -> Iterator[FieldError]:
     held = from_bitfield(live.everyone.permissions) if live is not None else []
     new = _new(config.everyone_permissions or [], held)
+    # What @everyone holds server-wide once deployed: an overwrite or every role granting it gives no member anything
+    # (held already, or named on everyone_permissions above).
+    base = set(_dangerous(held if config.everyone_permissions is None else config.everyone_permissions))
     if new:
         yield FieldError(
             field="everyone_permissions",
@@ -88,7 +91,7 @@ def _new_grants(config: ServerConfig, live: LiveGuild | None, ids: Mapping[str, 
         channel = channels.get(ids.get(key, ""))
         everyone = live.id if live is not None else ""
         current = next((o for o in channel.permission_overwrites if o.id == everyone), None) if channel else None
-        new = _new(overwrite.allow, from_bitfield(current.allow) if current is not None else [])
+        new = [p for p in _new(overwrite.allow, from_bitfield(current.allow) if current else []) if p not in base]
         if new:
             yield FieldError(
                 field=f"{loc}.overwrites[{index}].allow",
@@ -96,10 +99,12 @@ def _new_grants(config: ServerConfig, live: LiveGuild | None, ids: Mapping[str, 
                 message=f"On {place}, @everyone would be allowed {_listing(new)}, which it is not allowed there now, "
                 "so every member would get it: allow a staff role instead.",
             )
-    yield from _every_role(config, live, ids)
+    yield from _every_role(config, live, ids, base)
 
 
-def _every_role(config: ServerConfig, live: LiveGuild | None, ids: Mapping[str, str]) -> Iterator[FieldError]:
+def _every_role(
+    config: ServerConfig, live: LiveGuild | None, ids: Mapping[str, str], base: set[str]
+) -> Iterator[FieldError]:
     if len(config.roles) < 2:
         return
     common = set(DANGEROUS_PERMISSIONS)
@@ -112,7 +117,7 @@ def _every_role(config: ServerConfig, live: LiveGuild | None, ids: Mapping[str, 
     for role in config.roles:
         found = roles.get(ids.get(role_key(role.name), ""))
         held &= set(_dangerous(from_bitfield(found.permissions))) if found is not None else set()
-    new = [name for name in DANGEROUS_PERMISSIONS if name in common and name not in held]
+    new = [name for name in DANGEROUS_PERMISSIONS if name in common and name not in held and name not in base]
     if ADMINISTRATOR in new:
         new = [ADMINISTRATOR]
     if new:

@@ -497,3 +497,62 @@ def test_a_whole_overwrite_list_a_step_writes_is_checked_per_overwrite_and_an_un
     assert [r.message for r in plan_refusals(standing, view, plan)] == [
         "overwrite 'general → Wardens': you do not hold BAN_MEMBERS there"
     ]
+
+
+def test_a_step_without_items_is_checked_all_the_same_and_named_by_its_groups_path() -> None:
+    # A step's overwrite writes are checked whatever items the plan shows: MANAGE_ROLES there, and each bit
+    desk = Desk()
+    standing = standing_of(desk.live, MANAGER, [desk.managers])
+    view = caller_view(desk.live, standing).live
+    step = ChannelStep(
+        op="update_channel",
+        kind="channel",
+        key="overwrites:restore:general",
+        name="general",
+        field="",
+        channel_id=desk.general,
+        payload={"permission_overwrites": [overwrite(desk.wardens, allow=("BAN_MEMBERS",))]},
+    )
+    [refusal] = plan_refusals(standing, view, DeploymentPlan(items=[], steps=[step], ids={}))
+    assert (refusal.field, refusal.message) == (
+        "channels.overwrites",
+        "you need MANAGE_ROLES (Manage Permissions) to change overwrites there; you do not hold BAN_MEMBERS there",
+    )
+
+
+def test_overwrites_for_two_new_roles_are_two_objects_each_with_the_bit_it_lacks() -> None:
+    # Helpers hold MANAGE_ROLES and MANAGE_CHANNELS: a new channel's overwrites for two new roles are each refused
+    # for the bit it allows that they lack, at its own path
+    desk = Desk()
+    config = {
+        "roles": [role("Bans"), role("Kicks")],
+        "channels": [
+            {
+                "name": "court",
+                "overwrites": [
+                    {"role": "Bans", "allow": ["BAN_MEMBERS"], "deny": []},
+                    {"role": "Kicks", "allow": ["KICK_MEMBERS"], "deny": []},
+                ],
+            }
+        ],
+    }
+    assert desk.refusals(HELPER, config) == {
+        "channels[0].overwrites[0]": "you do not hold BAN_MEMBERS there",
+        "channels[0].overwrites[1]": "you do not hold KICK_MEMBERS there",
+    }
+
+
+def test_an_overwrite_refused_for_its_permission_and_for_its_bits_is_one_object() -> None:
+    desk = Desk()
+    standing = standing_of(desk.live, MANAGER, [desk.managers])
+    view = caller_view(desk.live, standing).live
+    config = ServerConfig.model_validate(
+        {"name": desk.live.name, **granting("lounge", "Members", allow=("MANAGE_MESSAGES", "BAN_MEMBERS"))}
+    )
+    refusals = [(r.field, r.message) for r in plan_refusals(standing, view, plan_deployment(view, config))]
+    assert refusals == [
+        (
+            "channels[0].overwrites[0]",
+            "you need MANAGE_ROLES (Manage Permissions) to change overwrites there; you do not hold BAN_MEMBERS there",
+        )
+    ]

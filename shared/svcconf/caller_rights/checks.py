@@ -51,7 +51,8 @@ class _Guild:
 
     def __init__(self, live: LiveGuild, plan: DeploymentPlan):
         self.live = live
-        self.item_ids = {item.key: item.id for item in plan.items if item.id}  # a rollback's items carry their ids
+        # Each object's live id by its plan key: the plan's matches, and the ids a rollback's items carry.
+        self.ids = plan.ids | {item.key: item.id for item in plan.items if item.id}
         self.roles = {role.id: role for role in live.roles}
         self.channels = {channel.id: channel for channel in live.channels}
 
@@ -141,7 +142,7 @@ def _channel_item(standing: CallerStanding, guild: _Guild, plan: DeploymentPlan,
 
 
 def _overwrite_item(standing: CallerStanding, guild: _Guild, plan: DeploymentPlan, item: PlanItem) -> Iterator[Refusal]:
-    channel = guild.channel(plan.ids.get(item.owner or "") or guild.item_ids.get(item.owner or ""))
+    channel = guild.channel(guild.ids.get(item.owner)) if item.owner else None
     if not _permissions_where(standing, guild, channel) & MANAGE_ROLES:
         yield Refusal(item.key, _where(item), "you need MANAGE_ROLES (Manage Permissions) to change overwrites there")
 
@@ -182,7 +183,7 @@ def _overwrite_grants(
     written = step.payload.get("permission_overwrites")
     if written is not None:  # a rollback's list, whole
         after = {entry["id"]: (int(entry["allow"]), int(entry["deny"])) for entry in written}
-    elif step.op == "create_channel" or step.overwrites or step.replaces_overwrites:
+    elif step.overwrites or step.replaces_overwrites:
         after = {entry["id"]: (int(entry["allow"]), int(entry["deny"])) for entry in step.base_overwrites}
     else:
         return  # the platform keeps the channel's overwrites as they are
@@ -191,7 +192,6 @@ def _overwrite_grants(
         target = plan.ids.get(spec.target, spec.target)
         after[target] = (spec.allow, spec.deny)
         specs[target] = spec
-    fields = {item.key: item.field for item in plan.items if item.kind == "overwrite"}
     for target in dict.fromkeys([*before, *after]):
         (old_allow, old_deny), (new_allow, new_deny) = before.get(target, (0, 0)), after.get(target, (0, 0))
         changed = (old_allow ^ new_allow) | (old_deny ^ new_deny)
@@ -199,7 +199,7 @@ def _overwrite_grants(
             continue
         wanted = specs.get(target)
         obj = f"overwrite:{step.key}:{wanted.target if wanted else target}"
-        field = wanted.field if wanted else fields.get(obj) or f"{step.field or KIND_GROUPS[step.kind]}.overwrites"
+        field = wanted.field if wanted else f"{step.field or KIND_GROUPS[step.kind]}.overwrites"
         if not held & MANAGE_ROLES:
             yield Refusal(obj, field, "you need MANAGE_ROLES (Manage Permissions) to change overwrites there")
         missing = from_bitfield(changed & ~held)

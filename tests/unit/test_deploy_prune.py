@@ -239,6 +239,7 @@ def test_a_confirmed_deletion_goes_while_its_object_is_as_confirmed_and_is_kept_
     )
     plan = plan_deployment(changed, config, prune=True, confirmed_deletes=confirmed, confirmed_fingerprints=prints)
     assert [step.object_id for step in plan.steps] == [ids["chat"]]
+    assert [(i.field, i.key) for i in plan.kept] == [("", f"delete:{ids['old-news']}"), ("", f"delete:{ids['Temp']}")]
     assert [(i.kind, i.name, i.action, i.id, i.note) for i in plan.kept] == [
         ("channel", "events", "keep", ids["old-news"], "changed since its deletion was confirmed (name, topic): kept"),
         ("role", "Temp", "keep", ids["Temp"], "changed since its deletion was confirmed (permissions): kept"),

@@ -223,6 +223,7 @@ class PlanApplier:
             outcome.updated[step.key] = UpdatedObject(id=step.channel_id, kind=item.kind, previous=step.previous)
         for overwrite in applied:
             outcome.count("overwrite", "created" if overwrite.action == "create" else "updated")
+        outcome.count("overwrite", "updated", len(step.rewritten_keys))
 
     def _settings(self, step: GuildStep, outcome: StepOutcome) -> None:
         item = self.items.get(step.key)

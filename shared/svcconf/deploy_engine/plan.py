@@ -48,7 +48,7 @@ from svcconf.deploy_engine.steps import (
 from svcconf.errors import BadRequest, FieldError
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterator
+    from collections.abc import Collection, Iterator, Mapping
 
     from svcconf.deploy_engine.live import LiveGuild
 
@@ -124,20 +124,31 @@ class _Planner(RolePlanner, ChannelPlanner, SettingsPlanner, CommunityPlanner):
         if self.role_order is not None:
             self.steps.append(self.role_order)
         return DeploymentPlan(
-            guild_id=self.live.id, items=self.items, steps=self.steps, ids=self.ids, warnings=self.warnings
+            guild_id=self.live.id,
+            items=self.items,
+            steps=self.steps,
+            ids=self.ids,
+            warnings=self.warnings,
+            kept=self.deletions.kept,
         )
 
 
 def plan_deployment(
-    live: LiveGuild, config: ServerConfig, *, prune: bool = False, confirmed_deletes: Collection[str] | None = None
+    live: LiveGuild,
+    config: ServerConfig,
+    *,
+    prune: bool = False,
+    confirmed_deletes: Collection[str] | None = None,
+    confirmed_fingerprints: Mapping[str, str] | None = None,
 ) -> DeploymentPlan:
     """What deploying `config` to `live` would create, update, keep and (with `prune`) delete, and the writes that
-    do it, in order. `confirmed_deletes`: the ids a confirmed plan listed; nothing else is deleted."""
+    do it, in order. `confirmed_deletes`: the ids a confirmed plan listed; nothing else is deleted, and none whose
+    fingerprint is no longer the confirmed one (`confirmed_fingerprints`): those are the plan's `kept`."""
     problems = _duplicates(config)
     if problems:
         raise BadRequest("The configuration names some objects twice.", details=problems)
     matches = match_objects(live, config)
-    deletions = plan_deletions(live, matches, confirmed_deletes) if prune else Deletions()
+    deletions = plan_deletions(live, matches, confirmed_deletes, confirmed_fingerprints) if prune else Deletions()
     planner = _Planner(live, config, deletions, matches)
     planner.prune, planner.confirmed_deletes = prune, confirmed_deletes
     return planner.plan()

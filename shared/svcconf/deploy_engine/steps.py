@@ -100,6 +100,8 @@ class ChannelStep(BaseModel):
     replaces_overwrites: bool = False  # update: base_overwrites leaves some out (a move leaves its old category's)
     previous: dict[str, Any] = Field(default_factory=dict)
     overwrite_keys: list[str] = Field(default_factory=list)  # the overwrite items this step creates or updates
+    # the overwrite items its whole list changes besides `overwrites` (a move's left-behind ones, a rollback's)
+    rewritten_keys: list[str] = Field(default_factory=list)
 
 
 class GuildStep(BaseModel):
@@ -183,21 +185,27 @@ class DeploymentPlan(BaseModel):
     steps: list[Step]
     ids: dict[str, str] = Field(description="Key of each matched object -> its live id.")
     warnings: list[LintWarning] = Field(default_factory=list)  # what a pruning plan keeps and why
+    caller_id: str = ""  # the chat user the plan was made for (`caller_rights.within_reach` sets it)
+    kept: list[PlanItem] = Field(default_factory=list)  # confirmed deletions that changed since: kept and named
 
     def writes(self) -> int:
         return len(self.steps)
 
     def deletes(self) -> list[PlanItem]:
-        return [item for item in self.items if item.action == "delete"]
+        """The objects the plan deletes (what `confirm` is for); an overwrite a move leaves behind is an access
+        change of its channel, not an object deleted."""
+        return [item for item in self.items if item.action == "delete" and item.kind != "overwrite"]
 
     @property
     def plan_id(self) -> str:
-        """A digest of the guild and what the plan writes (kinds, ids, names, changes), not of counts or warnings:
-        the same server and configuration give the same id, and any change to either that changes a write, another."""
-        writes = [
+        """A digest of the guild, the caller's chat user id, what the plan shows (kinds, ids, names, changes) and
+        every step's payload (what each create, update and delete would send), not of counts or warnings: the same
+        server, configuration and caller give the same id; two plans that would write differently never share one."""
+        shown = [
             [item.kind, item.action, item.id, item.name, [[c.field, c.old, c.new] for c in item.changes]]
             for item in self.items
             if item.action != "keep"
         ]
-        digest = hashlib.sha256(json.dumps([self.guild_id, writes], sort_keys=True, default=str).encode())
-        return f"plan_{digest.hexdigest()[:32]}"
+        writes = [step.model_dump(mode="json") for step in self.steps]
+        text = json.dumps([self.guild_id, self.caller_id, shown, writes], sort_keys=True, default=str)
+        return f"plan_{hashlib.sha256(text.encode()).hexdigest()[:32]}"

@@ -21,12 +21,11 @@ from svcconf.chat import ChatError, UnknownGuild, get_chat_client
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig, to_bitfield
 from svcconf.config.lint import LintWarning, lint_config
-from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
 from svcconf.deploy_engine.matching import with_ids
 from svcconf.deploy_engine.plan import plan_deployment
 from svcconf.deploy_engine.preflight import preflight_problems
-from svcconf.deploy_engine.prune import deletion_warnings
+from svcconf.deploy_engine.prune import confirmed_fingerprints, deletion_warnings
 from svcconf.deploy_engine.steps import DeploymentPlan
 from svcconf.deployments import quota as creation_quota
 from svcconf.deployments.answers import DeploymentView, DryRun, HistoryEntry, view
@@ -138,7 +137,7 @@ def _checked_plan(
     standing, seen = caller_rights.as_caller(get_chat_client(), _live_guild(guild_id, config), chat_user_id)
     config = translated(config, seen.live)  # ids the guild no longer has, as a restore made them again
     plan = caller_rights.within_reach(standing, seen, plan_deployment(seen.live, config, prune=prune))
-    problems = [*preflight_problems(seen.live, plan), *caller_rights.hidden_problems(seen, plan, config)]
+    problems = preflight_problems(seen.live, plan)  # a channel hidden from the caller is absent from `seen`
     if problems:
         noun = "problem" if len(problems) == 1 else "problems"
         raise PreflightFailed(
@@ -182,8 +181,7 @@ def deploy(
     acknowledge: list[str] | None = None,
 ) -> DeploymentView:
     chat_user_id, seen, plan = _checked_plan(user, guild_id, config, prune=prune)
-    as_it_is = export_config(seen.live, seen.live.settings).config
-    caller_rights.require_acknowledged(config, acknowledge or [], as_it_is)
+    caller_rights.require_acknowledged(config, acknowledge or [], seen.live, plan.ids)
     if plan.deletes() and confirm != plan.plan_id:
         message = None if confirm is None else "The server changed since that plan: confirm the current plan_id."
         raise PlanNotConfirmed(
@@ -201,6 +199,9 @@ def deploy(
         # of what the plan matched, so `info` can answer every id once the worker adds what it created.
         configuration=with_ids(config, plan.ids).model_dump(mode="json", exclude_unset=True),
         confirmed_deletes=[item.id for item in plan.deletes() if item.id] if prune else None,
+        confirmed_fingerprints=confirmed_fingerprints(seen.live, [i.id for i in plan.deletes() if i.id])
+        if prune
+        else None,
     )
     quota = creation_quota.quota_warnings(guild_id, plan, record.created_at)
     warnings = [*quota, *lint_config(config), *seen.hidden_warnings()]
@@ -241,6 +242,7 @@ def rollback_dry_run(
     standing, seen = caller_rights.as_caller(get_chat_client(), live, chat_user_id)
     planned = rollback_plan(seen.live, target, target.backup_id or "")
     caller_rights.check_plan(standing, seen, planned.plan)
+    planned.plan.caller_id = chat_user_id  # its plan_id is this caller's
     left = [
         LintWarning(field="", rule="left-as-it-is", message=f"{error.kind} '{error.name}': {error.message}")
         for error in planned.left

@@ -29,7 +29,6 @@ from svcconf.chat import ChatClient, MissingPermissions, UnknownGuild, UnknownMe
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig
 from svcconf.config.lint import lint_config
-from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
 from svcconf.deploy_engine.matching import config_channel_key, with_ids
 from svcconf.deploy_engine.member_grants import (
@@ -304,8 +303,7 @@ def _checked(chat_user_id: str, asked: RestoreAsked) -> _Checked:
         acknowledged_dangerous_members=MEMBER_DANGEROUS_RULE in asked.acknowledge,
     )
     plan = caller_rights.within_reach(standing, seen, restore_plan(seen.live, config, source, prune=asked.prune))
-    config_now = translated(config, seen.live)
-    problems = [*preflight_problems(seen.live, plan), *caller_rights.hidden_problems(seen, plan, config_now)]
+    problems = preflight_problems(seen.live, plan)  # a hidden channel named is ignored, never refused (§3.1 v4)
     if problems:
         raise PreflightFailed(
             f"The restore cannot work in this server as it is: {len(problems)} problem(s).", details=problems
@@ -344,8 +342,7 @@ def restore(record_user_id: str, chat_user_id: str, asked: RestoreAsked) -> DryR
             warnings=[*quota, *plan_warnings(plan), *lint_config(config_now), *seen.hidden_warnings()],
             members=members,
         )
-    as_it_is = export_config(seen.live, seen.live.settings).config
-    caller_rights.require_acknowledged(config_now, asked.acknowledge, as_it_is)
+    caller_rights.require_acknowledged(config_now, asked.acknowledge, seen.live, plan.ids)
     dangerous = dangerous_refusals(checked.wants)
     if dangerous and not checked.source.acknowledged_dangerous_members:
         raise DangerousMemberRoles(details=dangerous)

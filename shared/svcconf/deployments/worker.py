@@ -93,8 +93,10 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
         )
         first_run = not record.counted
         repository.mark_running(record, steps=planned_steps(plan) if first_run else None, now=utc_now())
-        if first_run and left:  # what the rollback leaves as it is, named once
-            repository.record_progress(record, Progress(errors=[StepError(**e.model_dump()) for e in left]), utc_now())
+        # What the rollback leaves as it is, and the confirmed deletions a deploy keeps (changed since), named once.
+        named = [StepError(**e.model_dump()) for e in left if StepError(**e.model_dump()) not in record.steps.errors]
+        if named and (first_run or record.kind in ("deploy", "restore")):
+            repository.record_progress(record, Progress(errors=named), utc_now())
         if not first_run and record.kind in ("deploy", "restore"):
             _adopt_unrecorded(repository, record, live, plan)
         applier = PlanApplier(client, record.guild_id, plan, audit_reason=f"svc {record.kind} {record.deployment_id}")
@@ -174,7 +176,15 @@ def _worker_plan(
             )
             return plan, (None, [])
         config = translated(config, live)  # ids the guild no longer has, as a restore or rollback made them again
-        return plan_deployment(live, config, prune=prune, confirmed_deletes=record.confirmed_deletes), (None, [])
+        plan = plan_deployment(
+            live,
+            config,
+            prune=prune,
+            confirmed_deletes=record.confirmed_deletes,
+            confirmed_fingerprints=record.confirmed_fingerprints,
+        )
+        kept = [ItemError(kind=item.kind, name=item.name, message=item.note or "kept") for item in plan.kept]
+        return plan, (None, kept)
     target = repository.get(record.user_id, record.project_id, record.rollback_of or "")
     if target is None or record.backup_id is None:
         raise DeploymentAborted("The deployment to roll back is gone.")

@@ -142,6 +142,7 @@ class DeploymentRecord(BaseModel):
     restore: RestoreSource | None = None  # a restore's backup and options
     members_cursor: int = 0  # a restore: how many of the backup's members (by user id) the grants went through
     confirmed_deletes: list[str] | None = None  # a pruning deploy: the ids its confirmed plan deletes, and no other
+    confirmed_fingerprints: dict[str, str] | None = None  # their fingerprints then: one changed since is kept
     counted: bool = False  # the first worker run has set the planned and existing counts
     resumes_at: datetime | None = None  # while `waiting`: when the worker runs it again
     wait_reason: str | None = None  # while `waiting`: why, in a sentence

@@ -160,7 +160,7 @@ app = create_app("deployToChat", max_body_bytes=MIB)
     summary="Deploy a configuration to a server of the chat platform, plan it, read a deployment, roll it back, or "
     "read a server or a native template as a configuration",
     description=(
-        "One operation, eight actions chosen by `action`: `deploy` queues a deployment of the configuration to a "
+        "One operation, seven actions chosen by `action`: `deploy` queues a deployment of the configuration to a "
         "server the user manages (202; with `dry_run: true` it only plans and answers the plan, 200), `info` reads "
         "the newest deployment of a project, or one by its `deployment_id`, with the project's history (200), "
         "`rollback` queues the undoing of the newest one, or of one by its `deployment_id` (202), `cancel` ends a "

@@ -303,7 +303,7 @@ def _checked(chat_user_id: str, asked: RestoreAsked) -> _Checked:
         acknowledged_dangerous_members=MEMBER_DANGEROUS_RULE in asked.acknowledge,
     )
     plan = caller_rights.within_reach(standing, seen, restore_plan(seen.live, config, source, prune=asked.prune))
-    problems = preflight_problems(seen.live, plan)  # a hidden channel named is ignored, never refused (§3.1 v4)
+    problems = preflight_problems(seen.live, plan)  # a hidden channel named is ignored, never refused (docs/05)
     if problems:
         raise PreflightFailed(
             f"The restore cannot work in this server as it is: {len(problems)} problem(s).", details=problems

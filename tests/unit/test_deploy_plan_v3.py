@@ -12,6 +12,7 @@ from svcconf.config import ServerConfig
 from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.plan import plan_deployment
 from svcconf.deploy_engine.preflight import preflight_problems
+from svcconf.deploy_engine.prune import confirmed_fingerprints
 from svcconf.deploy_engine.steps import ChannelStep, DeleteStep, GuildStep, ReorderChannels, ReorderRoles, RoleStep
 from svcconf.errors import field_path
 from tests.helpers.live_guilds import GUILD_ID, GuildBuilder
@@ -378,3 +379,26 @@ def test_deletes_go_first_when_a_category_would_pass_fifty_channels_before_them(
     assert ops[3:6] == ["create_channel"] * 3
     assert [p.field for p in preflight_problems(guild.build(), kept)] == ["categories[0].channels"]
     assert preflight_problems(guild.build(), plan) == []
+
+
+def test_a_confirmed_deletion_of_an_object_changed_since_is_kept_and_named_and_an_unchanged_one_is_deleted():
+    # Given a plan confirmed to delete Mods and Member, as they were then
+    guild, ids = server()
+    config = ServerConfig.model_validate({**exported(guild), "roles": []})
+    confirmed = [ids["Mods"], ids["Member"]]
+    prints = confirmed_fingerprints(guild.build(), confirmed)
+    # When someone renames Mods before the deploy resumes
+    renamed = guild.build()
+    renamed = renamed.model_copy(
+        update={
+            "roles": [r.model_copy(update={"name": "Helpers"}) if r.id == ids["Mods"] else r for r in renamed.roles]
+        }
+    )
+
+    plan = plan_deployment(renamed, config, prune=True, confirmed_deletes=confirmed, confirmed_fingerprints=prints)
+
+    # Then Member is deleted, and Mods is kept, named in the plan's `kept` with what changed
+    assert [s.object_id for s in plan.steps if isinstance(s, DeleteStep)] == [ids["Member"]]
+    assert [(item.id, item.action, item.note) for item in plan.kept] == [
+        (ids["Mods"], "keep", "changed since its deletion was confirmed (name): kept")
+    ]

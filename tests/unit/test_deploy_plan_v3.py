@@ -15,7 +15,7 @@ from svcconf.deploy_engine.preflight import preflight_problems
 from svcconf.deploy_engine.prune import confirmed_fingerprints
 from svcconf.deploy_engine.steps import ChannelStep, DeleteStep, GuildStep, ReorderChannels, ReorderRoles, RoleStep
 from svcconf.errors import field_path
-from tests.helpers.live_guilds import GUILD_ID, GuildBuilder
+from tests.helpers.live_guilds import GUILD_ID, GuildBuilder, overwrite
 
 
 def server() -> tuple[GuildBuilder, dict[str, str]]:
@@ -402,3 +402,24 @@ def test_a_confirmed_deletion_of_an_object_changed_since_is_kept_and_named_and_a
     assert [(item.id, item.action, item.note) for item in plan.kept] == [
         (ids["Mods"], "keep", "changed since its deletion was confirmed (name): kept")
     ]
+
+
+def test_a_move_out_of_a_private_category_names_each_overwrite_it_leaves_behind_and_none_it_keeps():
+    # Given `plans` in the private Vault, synced with it: Mods may view, Member may view, @everyone may not
+    guild = GuildBuilder()
+    mods, member = guild.role("Mods", "KICK_MEMBERS"), guild.role("Member", position=1)
+    rules = [overwrite(mods, allow=("VIEW_CHANNEL",)), overwrite(member, allow=("VIEW_CHANNEL",))]
+    vault = guild.category("Vault", overwrites=[*rules, overwrite(GUILD_ID, deny=("VIEW_CHANNEL",))])
+    plans = guild.channel("plans", parent=vault, overwrites=[*rules, overwrite(GUILD_ID, deny=("VIEW_CHANNEL",))])
+    config = exported(guild)
+    # When the configuration moves it to the top level keeping only Mods' rule (the first of its overwrites)
+    moved = next(channel for channel in category(config, "Vault")["channels"] if channel["id"] == plans)
+    category(config, "Vault")["channels"].remove(moved)
+    moved["overwrites"] = [{"role": "Mods", "allow": ["VIEW_CHANNEL"]}]
+    config.setdefault("channels", []).append(moved)
+
+    plan = plan_deployment(guild.build(), ServerConfig.model_validate(config))
+
+    # Then the two rules it leaves behind are items of their own, and the one it keeps is not
+    left = [(item.name, item.action) for item in plan.items if item.kind == "overwrite" and item.action == "delete"]
+    assert left == [("plans → Member", "delete"), ("plans → @everyone", "delete")]

@@ -24,6 +24,7 @@ PIECES = [
     "deploy",
     "fair_use",
     "load",
+    "backups",
 ]
 
 

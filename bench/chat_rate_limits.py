@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from unittest import mock
+from urllib.parse import parse_qs, urlsplit
 
 from bench.quick import scaled
 
@@ -118,9 +119,11 @@ def signed_in_world(fixture: dict[str, Any] | None = None, user: str = "bench-us
             get_settings.cache_clear()
             get_chat_client.cache_clear()
             token = issue_token(JWT_SECRET, user)
-            signed_in = _invoke(
-                "chatAuth", {"code": sandbox.state.mint_code(ALICE), "redirect_uri": REDIRECT_URI}, token
-            )
+            started = json.loads(_invoke("chatAuth", {"redirect_uri": REDIRECT_URI, "replace": True}, token)["body"])
+            challenge = parse_qs(urlsplit(started["authorize_url"]).query)["code_challenge"][0]
+            code = sandbox.state.mint_code(ALICE, REDIRECT_URI, code_challenge=challenge)
+            body = {"code": code, "redirect_uri": REDIRECT_URI, "state": started["state"]}
+            signed_in = _invoke("chatAuth", body, token)
             assert signed_in["statusCode"] == 200, signed_in["body"]
             yield sandbox, token
     finally:

@@ -19,6 +19,7 @@ from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import requests
 
@@ -96,9 +97,14 @@ class Load:
         return self.session().post(url, json=body, headers=headers, timeout=REQUEST_TIMEOUT_SECONDS)
 
     def link_user(self) -> None:
+        """Alice linked as a web app links her (v4): a sign-in's state, a code for its PKCE challenge, the exchange."""
         sandbox = self.state["chat_api_base_url"].removesuffix("/api/v10")
-        code = requests.post(f"{sandbox}/_sandbox/oauth/codes", json={"user_id": ALICE}, timeout=30).json()["code"]
-        linked = self.post("chatAuth", {"code": code, "redirect_uri": REDIRECT_URI}, self.bearer)
+        started = self.post("chatAuth", {"redirect_uri": REDIRECT_URI, "replace": True}, self.bearer).json()
+        challenge = parse_qs(urlsplit(started["authorize_url"]).query)["code_challenge"][0]
+        minted = {"user_id": ALICE, "redirect_uri": REDIRECT_URI, "code_challenge": challenge}
+        code = requests.post(f"{sandbox}/_sandbox/oauth/codes", json=minted, timeout=30).json()["code"]
+        body = {"code": code, "redirect_uri": REDIRECT_URI, "state": started["state"]}
+        linked = self.post("chatAuth", body, self.bearer)
         assert linked.status_code == 200, linked.text
 
     def request(self, index: int, name: str) -> Result:

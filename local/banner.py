@@ -77,7 +77,7 @@ SAMPLE_REQUESTS: dict[str, tuple[dict[str, Any], str]] = {
     "getConfigByCode": ({"code": "<sample code>"}, "bot"),
     "manageBackup": ({"action": "list", "guild_id": "1191000000000001001"}, "bot"),
     "validateChatInvite": ({"invite": "https://discord.gg/svcDemo"}, "user"),
-    "chatAuth": ({"code": "<oauth code>", "redirect_uri": "<redirect uri>"}, "user"),
+    "chatAuth": ({"redirect_uri": "<redirect uri>", "replace": True}, "user"),
     "getChatGuilds": ({}, "user"),
     "deployToChat": (
         {
@@ -97,7 +97,8 @@ _SAMPLE_NOTES = {
     "getConfigByCode": "the sample code's configuration (the bot's call)",
     "manageBackup": "the backups of Svc Demo Guild (create one with action create, guild_id, backup_data)",
     "validateChatInvite": "a sandbox invite (also Temp2026x: 7 days; Old2024y: expired)",
-    "chatAuth": "signs in with a single-use OAuth code just minted for {linked}, and links it to the user token",
+    "chatAuth": "starts a sign-in for the user token (v4): open its authorize_url with {linked}'s sandbox token as "
+    "Bearer, then send the code from the redirect with redirect_uri and state (docs/03-api.md, chatAuth)",
     "getChatGuilds": "{linked}'s servers: the user token is linked to {linked}",
     "deployToChat": "a dry run on Alice's Build Lab; without dry_run it deploys (then action info, project_id)",
     # str.format fills {linked}: the JSON's braces are doubled

@@ -1,5 +1,5 @@
 """Lambda's SQS event source mapping, locally: pollers that feed a worker function its queue's messages; and
-EventBridge Scheduler's one-time schedules that send to a queue."""
+EventBridge Scheduler's schedules that send to a queue (one-time ones, and recurring `rate(...)` ones)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import base64
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from local.lambda_runtime import FunctionRuntime, InvocationError
@@ -112,11 +112,13 @@ class QueuePoller:
 
 @dataclass
 class ScheduleFirer:
-    """EventBridge Scheduler, locally: moto records one-time schedules but never fires them, so this does.
+    """EventBridge Scheduler, locally: moto records schedules but never fires them, so this does.
 
     On `clock` (the chat sandbox's, when the runner started it: moving that clock forward makes what waits on it
     due), a schedule whose `at(...)` has come sends its input to its target queue and is deleted, as a schedule
-    with ActionAfterCompletion DELETE is.
+    with ActionAfterCompletion DELETE is. A recurring `rate(n unit)` schedule runs at its StartDate and every
+    period after it; it sends its input once when one or more of its runs came since it last fired (a clock moved
+    days ahead fires it once, not once per missed period), and stays.
     """
 
     scheduler: Any
@@ -124,6 +126,8 @@ class ScheduleFirer:
     queue_urls: dict[str, str]  # queue ARN -> URL
     clock: Callable[[], float]
     stop: threading.Event
+    # a recurring schedule (group, name, expression, start) -> the run it last fired for (epoch seconds)
+    _fired: dict[tuple[str, str, str, float], float] = field(default_factory=dict)
 
     def start(self) -> threading.Thread:
         thread = threading.Thread(target=self._loop, name="scheduler", daemon=True)
@@ -143,15 +147,40 @@ class ScheduleFirer:
         fired = 0
         for summary in self._schedules():
             schedule = self.scheduler.get_schedule(Name=summary["Name"], GroupName=summary["GroupName"])
-            due = _at_seconds(schedule.get("ScheduleExpression", ""))
+            expression = schedule.get("ScheduleExpression", "")
             target = schedule["Target"]
-            if due is None or due > self.clock() or target["Arn"] not in self.queue_urls:
+            if target["Arn"] not in self.queue_urls:
+                continue
+            if expression.startswith("rate("):
+                fired += self._fire_recurring(schedule, expression)
+                continue
+            due = _at_seconds(expression)
+            if due is None or due > self.clock():
                 continue
             self.sqs.send_message(QueueUrl=self.queue_urls[target["Arn"]], MessageBody=target.get("Input", "{}"))
             self.scheduler.delete_schedule(Name=schedule["Name"], GroupName=schedule["GroupName"])
             log.info("schedule %s/%s fired", schedule["GroupName"], schedule["Name"])
             fired += 1
         return fired
+
+    def _fire_recurring(self, schedule: dict[str, Any], expression: str) -> int:
+        period = _rate_period(expression)
+        start = schedule.get("StartDate") or schedule.get("CreationDate")
+        if period is None or not isinstance(start, datetime):
+            return 0
+        first = start.timestamp()
+        now = self.clock()
+        if now < first:
+            return 0
+        latest = first + ((now - first) // period) * period  # the newest run that has come
+        key = (schedule["GroupName"], schedule["Name"], expression, first)
+        if self._fired.get(key, -1.0) >= latest:
+            return 0
+        target = schedule["Target"]
+        self.sqs.send_message(QueueUrl=self.queue_urls[target["Arn"]], MessageBody=target.get("Input", "{}"))
+        self._fired[key] = latest
+        log.info("recurring schedule %s/%s fired", schedule["GroupName"], schedule["Name"])
+        return 1
 
     def _schedules(self) -> list[dict[str, Any]]:
         schedules, token = [], None
@@ -171,3 +200,16 @@ def _at_seconds(expression: str) -> float | None:
         return datetime.fromisoformat(expression[3:-1]).replace(tzinfo=UTC).timestamp()
     except ValueError:
         return None
+
+
+_RATE_UNITS = {"minute": 60, "minutes": 60, "hour": 3600, "hours": 3600, "day": 86400, "days": 86400}
+
+
+def _rate_period(expression: str) -> float | None:
+    """Seconds between the runs of a `rate(n unit)` expression; None for any other."""
+    if not (expression.startswith("rate(") and expression.endswith(")")):
+        return None
+    value, _, unit = expression[5:-1].partition(" ")
+    if not value.isdigit() or int(value) < 1 or unit not in _RATE_UNITS:
+        return None
+    return timedelta(seconds=int(value) * _RATE_UNITS[unit]).total_seconds()

@@ -289,7 +289,7 @@ class Runner:
         firer = ScheduleFirer(self.moto.client("scheduler"), sqs, queues, sandbox_clock or time.time, self.stop_event)
         self._threads.append(firer.start())
         on = "the chat sandbox's clock (POST /_sandbox/clock moves it)" if sandbox_clock else "real time"
-        self.say(f"  Scheduler       one-time schedules fire on {on}")
+        self.say(f"  Scheduler       schedules (one-time and recurring) fire on {on}")
 
     def mint_sample_code(self) -> tuple[str, str]:
         """A deployment code with SAMPLE_CONFIGURATION, minted by the layer's own code: (code, expires_at)."""

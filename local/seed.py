@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
+from urllib.parse import parse_qs, urlsplit
 
 from local.environ import environment
 from local.resources import FunctionSpec, all_functions, layers
@@ -141,12 +142,16 @@ def _store_demo_code(configuration: dict[str, Any], chat_user_id: str | None) ->
 
 
 def _link_chat_account(runner: SeedingRunner, chat_user_id: str) -> dict[str, str]:
-    """What chatAuth does for DEV_USER with a code the sandbox mints for the user, as if they had signed in."""
-    chat_accounts = importlib.import_module("svcconf.accounts.chat_account")
+    """What chatAuth does for DEV_USER when the user signs in with the sandbox: a sign-in's state minted, the code
+    the sandbox issues for its PKCE challenge, and the code exchanged with the state."""
+    sign_in = importlib.import_module("svcconf.accounts.sign_in")
     auth = importlib.import_module("svcconf.api.auth")
     redirect_uri = importlib.import_module("svcconf.settings").get_settings().chat_redirect_uris[0]
-    code = runner.chat_sandbox.state.mint_code(chat_user_id, redirect_uri)
-    identity = chat_accounts.sign_in(code, redirect_uri, auth.BearerUser(sub=DEV_USER))
+    user = auth.BearerUser(sub=DEV_USER)
+    started = sign_in.start_sign_in(user, redirect_uri, replace=True)
+    challenge = parse_qs(urlsplit(started.authorize_url).query)["code_challenge"][0]
+    code = runner.chat_sandbox.state.mint_code(chat_user_id, redirect_uri, code_challenge=challenge)
+    identity = sign_in.finish_sign_in(code, redirect_uri, started.state, user)
     return {"id": identity.chatUserId, "username": identity.chatUsername}
 
 

@@ -24,6 +24,7 @@ PASS_THROUGH_NAMES = (
     "SVC_AI_TOKENS_PER_DAY",
     "SVC_PLATFORM_READS_PER_MINUTE",
     "SVC_AI_MAX_INPUT_TOKENS",
+    "SVC_BOT_API_KEY",  # the bot's own key to this service (v4); unset: x-bot-token is the bot token
 )
 AI_PROVIDERS = ("", "anthropic", "local")
 # Variables whose value is a secret: put into the template's Secrets Manager secret when the function's
@@ -78,6 +79,9 @@ class LocalSettings:
         """Point the functions at the sandbox and, unless set, use its OAuth2 client."""
         self.values["CHAT_API_BASE_URL"] = base_url
         self.defaults_used.add("CHAT_API_BASE_URL")
+        if not self.values.get("CHAT_AUTHORIZE_URL"):  # the sign-in's authorize page (v4: the sandbox's)
+            self.values["CHAT_AUTHORIZE_URL"] = base_url.split("/api/", 1)[0] + "/oauth2/authorize"
+            self.defaults_used.add("CHAT_AUTHORIZE_URL")
         for name, default in (
             ("CHAT_CLIENT_ID", str(application.get("client_id", ""))),
             ("CHAT_CLIENT_SECRET", str(application.get("client_secret", ""))),

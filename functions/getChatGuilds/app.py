@@ -12,6 +12,7 @@ from svcconf.api.auth import BearerUser, bearer_user
 from svcconf.api.examples import GUILDS_ANSWERS
 from svcconf.api.resolver import create_app, lambda_entry_point
 from svcconf.api.responses import BEARER_AUTH, BEARER_ERRORS, error_responses, success
+from svcconf.limits import platform_reads
 
 
 class GuildList(BaseModel):
@@ -29,7 +30,8 @@ app = create_app("getChatGuilds")
     description=(
         "The servers (guilds) of the chat account linked to the bearer user (chatAuth links it), with the user's "
         "permissions there, whether the user may manage it and whether the service's bot is in it. The body may "
-        "be empty or `{}`."
+        "be empty or `{}`. Counts as a platform read (`SVC_PLATFORM_READS_PER_MINUTE`, v4). A chat account whose "
+        "refresh the platform refused is answered 400 without asking the platform again until chatAuth links it anew."
     ),
     security=[{BEARER_AUTH: []}],
     responses={
@@ -39,12 +41,14 @@ app = create_app("getChatGuilds")
                 **BEARER_ERRORS,
                 400: "no usable chat account is linked to the bearer user: sign in with chatAuth again",
                 502: "the chat platform failed or is rate-limiting the service",
-            }
+            },
+            limited=True,
         ),
     },
 )
 def get_chat_guilds(user: Annotated[BearerUser, Depends(bearer_user)]) -> GuildList:
-    return GuildList(guilds=accessible_guilds(user))
+    with platform_reads(user):
+        return GuildList(guilds=accessible_guilds(user))
 
 
 lambda_handler = lambda_entry_point(app)

@@ -29,7 +29,7 @@ from svcconf.conversation.models import (
     LiveGuildChecks,
 )
 from svcconf.conversation.turn import take_turn
-from svcconf.limits import ai_turn, platform_reads
+from svcconf.limits import TurnTokens, ai_turn, platform_reads
 
 
 class AiChatRequest(BaseModel):
@@ -74,6 +74,9 @@ app = create_app("svcAiChat", max_body_bytes=MIB)
             {
                 **BEARER_ERRORS,
                 403: "guild_id: no usable chat account is linked, or the user may not manage the server",
+                400: "a field is invalid; or the turn's fixed part (the configuration, style, questionnaire_data, the "
+                "files at their allowances, the newest user message) alone passes the input budget "
+                "(SVC_AI_MAX_INPUT_TOKENS): `details` names its largest field",
                 409: "guild_id: the bot is not in the server (`install_url` says how to add it)",
                 502: "the AI provider failed",
                 503: "the AI provider or bearer authentication is not configured, or the provider is overloaded",
@@ -88,18 +91,20 @@ def svc_ai_chat(
     user: Annotated[BearerUser, Depends(bearer_user)],
 ) -> ChatAnswer:
     if request.guild_id is None:
-        with ai_turn(user):
-            return _turn(request, request.currentConfig)
+        with ai_turn(user) as tokens:
+            return _turn(request, request.currentConfig, tokens)
     # The live guild's modules (deploy engine, deployments, chat accounts) load for turns on a live guild only:
     # every other cold start stays the SDK's and this handler's (`python -m bench ai`).
     from svcconf.conversation.live_guild import open_guild_turn
 
-    with platform_reads(user), ai_turn(user):
+    with platform_reads(user), ai_turn(user) as tokens:
         guild = open_guild_turn(user, request.guild_id)
-        return _turn(request, guild.starting_config(request.currentConfig), guild)
+        return _turn(request, guild.starting_config(request.currentConfig), tokens, guild)
 
 
-def _turn(request: AiChatRequest, current: dict[str, Any] | None, guild: LiveGuildChecks | None = None) -> ChatAnswer:
+def _turn(
+    request: AiChatRequest, current: dict[str, Any] | None, tokens: TurnTokens, guild: LiveGuildChecks | None = None
+) -> ChatAnswer:
     return take_turn(
         messages=request.messages,
         current_config=current,
@@ -108,6 +113,8 @@ def _turn(request: AiChatRequest, current: dict[str, Any] | None, guild: LiveGui
         attachments=request.attachments,
         file_urls=request.file_urls,
         guild=guild,
+        config_field="currentConfig" if request.currentConfig or guild is None else "guild_id",
+        reserve=tokens.reserve,
     )
 
 

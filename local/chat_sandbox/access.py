@@ -45,9 +45,16 @@ def top_position(guild: Guild, user_id: str) -> float:
     )
 
 
+def actor_id(state: SandboxState) -> str:
+    """Who is making the request being answered: a person acting with their own token (tests' second actor,
+    local/chat_sandbox/actors.py), or the bot. The rules below are the same for both."""
+    acting: str | None = getattr(state, "acting_id", None)
+    return acting or str(state.bot["id"])
+
+
 def bot_guild(state: SandboxState, guild_id: str) -> Guild:
     guild = state.guilds.get(guild_id)
-    if guild is None or state.bot["id"] not in guild["members"]:
+    if guild is None or actor_id(state) not in guild["members"]:
         raise error(404, 10004, "Unknown Guild")  # not in it and non-existent look the same
     return guild
 
@@ -57,7 +64,7 @@ def bot_channel(state: SandboxState, channel_id: str) -> tuple[Guild, dict[str, 
     if guild_id is None:
         raise error(404, 10003, "Unknown Channel")
     guild = state.guilds[guild_id]
-    if state.bot["id"] not in guild["members"]:
+    if actor_id(state) not in guild["members"]:
         raise missing_access()
     return guild, guild["channels"][channel_id]
 
@@ -71,14 +78,14 @@ def guild_role(guild: Guild, role_id: str) -> dict[str, Any]:
 
 def require(state: SandboxState, guild: Guild, *flags: int) -> int:
     """The bot's permissions in the guild, if they include every flag."""
-    permissions = permissions_of(guild, state.bot["id"])
+    permissions = permissions_of(guild, actor_id(state))
     if any(not permissions & flag for flag in flags):
         raise missing_permissions()
     return permissions
 
 
 def require_below_bot(state: SandboxState, guild: Guild, position: int) -> None:
-    if position >= top_position(guild, state.bot["id"]):
+    if position >= top_position(guild, actor_id(state)):
         raise missing_permissions()
 
 

@@ -159,6 +159,14 @@ class Body(BaseModel):
 # -- roles -------------------------------------------------------------------------------------------
 
 
+class RoleColorsBody(Body):
+    """A role's `colors` (v4): secondary and tertiary need ENHANCED_ROLE_COLORS, checked by the route."""
+
+    primary_color: Color | None = None
+    secondary_color: Color | None = None
+    tertiary_color: Color | None = None
+
+
 class RoleBody(Body):
     """`POST /guilds/{guild_id}/roles` and `PATCH /guilds/{guild_id}/roles/{role_id}`: every field optional."""
 
@@ -168,6 +176,7 @@ class RoleBody(Body):
     hoist: bool | None = None
     mentionable: bool | None = None
     unicode_emoji: EmojiName | None = None  # needs the guild feature ROLE_ICONS: checked by the route
+    colors: RoleColorsBody | None = None  # v4; when given, `color` is ignored [obs]
 
 
 class RolePosition(Body):

@@ -16,6 +16,11 @@ CREATION_LIMITS: dict[str, RouteLimit] = {
     "POST /guilds/{guild_id}/roles": (5, 1.0),
     "POST /guilds/{guild_id}/channels": (5, 1.0),
 }
+# Member role grants and removals: a bucket of their own, observed at 10 per fixed window (the platform's issue #7680).
+MEMBER_ROLE_LIMITS: dict[str, RouteLimit] = {
+    "PUT /guilds/{guild_id}/members/{user_id}/roles/{role_id}": (10, 1.0),
+    "DELETE /guilds/{guild_id}/members/{user_id}/roles/{role_id}": (10, 1.0),
+}
 
 QUOTA_WINDOW_SECONDS = 48 * 3600
 # The platform's creation quota per guild (observed: about 250 roles and 500 channels per 48 hours, deletions
@@ -40,10 +45,14 @@ class SandboxConfig(BaseModel):
     blocked: bool = False  # answer everything like an edge ban: 429 without rate-limit headers
     bucket_limit: PositiveInt = 50  # requests per bucket (route + top-level resource + caller) per window
     bucket_window_seconds: PositiveFloat = 1.0
-    route_limits: dict[str, RouteLimit] = Field(default_factory=lambda: dict(CREATION_LIMITS))  # "METHOD /template"
+    route_limits: dict[str, RouteLimit] = Field(
+        default_factory=lambda: {**CREATION_LIMITS, **MEMBER_ROLE_LIMITS}
+    )  # "METHOD /template"
     creation_quotas: dict[str, RouteLimit] = Field(default_factory=lambda: dict(CREATION_QUOTAS))  # on the clock
     global_limit_per_second: NonNegativeInt = 50  # per caller; 0 disables
     latency_seconds: NonNegativeFloat = 0.0  # added to every platform answer
+    guild_members_intent: bool = True  # the bot holds the privileged GUILD_MEMBERS intent (the member list)
+    guild_members_intent_denied: list[str] = Field(default_factory=list)  # guilds where the member list is refused
     normalize_channel_names: bool = True  # text-like names come back lower-case with dashes [obs]
     log_limit: PositiveInt = 20000
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from local.chat_sandbox import actors
 from local.chat_sandbox.access import permissions_of
 from local.chat_sandbox.bodies import Snowflake
 from local.chat_sandbox.payloads import forum_json, settings_json, sorted_channels, sorted_roles
@@ -37,6 +38,7 @@ class MintCode(BaseModel):
     user_id: Snowflake
     redirect_uri: str | None = None
     scope: str | None = None
+    code_challenge: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]{43}$")  # S256 of the PKCE verifier
 
 
 class AdvanceClock(BaseModel):
@@ -74,7 +76,7 @@ def _configure(state: SandboxState, data: dict[str, Any], params: dict[str, str]
 def _mint_code(state: SandboxState, data: dict[str, Any], params: dict[str, str]) -> tuple[int, Any]:
     body = _validated(lambda: MintCode.model_validate(data))
     try:
-        return 201, {"code": state.mint_code(body.user_id, body.redirect_uri, body.scope)}
+        return 201, {"code": state.mint_code(body.user_id, body.redirect_uri, body.scope, body.code_challenge)}
     except KeyError:
         message = "is not a user of the sandbox (GET /_sandbox/users lists them)"
         raise ControlError(400, f"user_id: {message}.", [FieldError(field="user_id", message=message)]) from None
@@ -196,6 +198,28 @@ def _guild(state: SandboxState, data: dict[str, Any], params: dict[str, str]) ->
         }
 
 
+def _act_as(state: SandboxState, data: dict[str, Any], params: dict[str, str]) -> tuple[int, Any]:
+    """A person's token for a second actor (actors.py)."""
+    body = _validated(lambda: actors.ActAs.model_validate(data))
+    try:
+        return 201, {"user_id": body.user_id, "token": actors.act_as(state, body.user_id)}
+    except KeyError:
+        message = "is not a user of the sandbox (GET /_sandbox/users lists them)"
+        raise ControlError(400, f"user_id: {message}.", [FieldError(field="user_id", message=message)]) from None
+
+
+def _add_members(state: SandboxState, data: dict[str, Any], params: dict[str, str]) -> tuple[int, Any]:
+    """New users joined to a guild, holding its roles in turn (actors.py)."""
+    body = _validated(lambda: actors.AddMembers.model_validate(data))
+    if params["guild_id"] not in state.guilds:
+        raise ControlError(404, f"No guild {params['guild_id']} in the sandbox.")
+    try:
+        added = actors.add_members(state, params["guild_id"], body.count, body.roles, body.per_member)
+    except ValueError as refusal:
+        raise ControlError(400, f"roles: {refusal}.", [FieldError(field="roles", message=str(refusal))]) from None
+    return 201, {"guild_id": params["guild_id"], "added": len(added), "first": added[0], "last": added[-1]}
+
+
 Endpoint = Callable[["SandboxState", dict[str, Any], dict[str, str]], tuple[int, Any]]
 ENDPOINTS: list[tuple[str, re.Pattern[str], Endpoint]] = [
     ("GET", re.compile(r"^/_sandbox/stats$"), _stats),
@@ -209,6 +233,8 @@ ENDPOINTS: list[tuple[str, re.Pattern[str], Endpoint]] = [
     ("POST", re.compile(r"^/_sandbox/clock$"), _advance_clock),
     ("GET", re.compile(r"^/_sandbox/guilds/(?P<guild_id>[^/]+)/quota$"), _quota),
     ("POST", re.compile(r"^/_sandbox/guilds/(?P<guild_id>[^/]+)/quota$"), _use_quota),
+    ("POST", re.compile(r"^/_sandbox/actors$"), _act_as),
+    ("POST", re.compile(r"^/_sandbox/guilds/(?P<guild_id>[^/]+)/members$"), _add_members),
 ]
 
 

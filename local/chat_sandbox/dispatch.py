@@ -8,7 +8,7 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from local.chat_sandbox import control, oauth
+from local.chat_sandbox import audit, control, oauth
 from local.chat_sandbox.protocol import Answer, Call, PlatformError, render
 from local.chat_sandbox.routes import match
 
@@ -62,10 +62,17 @@ def handle(state: SandboxState, method: str, target: str, headers: dict[str, str
             limit_headers = state.throttle.take(call, state.config)
         except PlatformError as refusal:
             return _logged(state, entry, render(refusal.status, refusal.body, refusal.headers))
+        state.acting_id = call.caller.user_id if call.caller.kind == "person" else None
         try:
+            kept = audit.before(state, call)
             status, answer_body = route.handler(state, call)
+            audit.record(state, call, status, answer_body, kept, entry["audit_log_reason"])
         except PlatformError as refusal:
             return _logged(state, entry, render(refusal.status, refusal.body, {**limit_headers, **refusal.headers}))
+        finally:
+            state.acting_id = None
+        if isinstance(answer_body, oauth.Redirect):
+            return _logged(state, entry, render(status, None, {**limit_headers, "Location": answer_body.location}))
         if status < 300:  # a creation counts against the guild's quota even once deleted
             state.throttle.created(f"{call.method} {call.route}", call.major, state.config)
         return _logged(state, entry, render(status, answer_body, limit_headers))

@@ -38,7 +38,11 @@ def role_json(role: dict[str, Any]) -> dict[str, Any]:
         "permissions": str(role.get("permissions", "0")),
         "position": role.get("position", 0),
         "color": role.get("color", 0),
-        "colors": {"primary_color": role.get("color", 0), "secondary_color": None, "tertiary_color": None},
+        "colors": {
+            "primary_color": role.get("color", 0),
+            "secondary_color": role.get("secondary_color"),
+            "tertiary_color": role.get("tertiary_color"),
+        },
         "hoist": role.get("hoist", False),
         "managed": role.get("managed", False),
         "mentionable": role.get("mentionable", False),

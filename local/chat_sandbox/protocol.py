@@ -109,14 +109,20 @@ def truthy(value: str | None) -> bool:
 
 @dataclass
 class Caller:
-    kind: str  # "anonymous" | "bot" | "user" | "client"
+    kind: str  # "anonymous" | "bot" | "user" | "client" | "person" (a second actor's own token: actors.py)
     scheme: str | None = None  # "Bot" | "Bearer" | "Basic"
     user_id: str | None = None
     scopes: tuple[str, ...] = ()
 
     @property
     def identity(self) -> str:
-        return {"bot": "bot", "user": f"user:{self.user_id}", "client": "client"}.get(self.kind, "anonymous")
+        identities = {
+            "bot": "bot",
+            "user": f"user:{self.user_id}",
+            "person": f"person:{self.user_id}",
+            "client": "client",
+        }
+        return identities.get(self.kind, "anonymous")
 
 
 @dataclass

@@ -107,10 +107,17 @@ class SandboxState:
                 "config": self.config.model_dump(mode="json"),
             }
 
-    def mint_code(self, user_id: str, redirect_uri: str | None = None, scope: str | None = None) -> str:
-        """A fresh single-use OAuth code for a user, as if they had just approved the app."""
+    def mint_code(
+        self,
+        user_id: str,
+        redirect_uri: str | None = None,
+        scope: str | None = None,
+        code_challenge: str | None = None,
+    ) -> str:
+        """A fresh single-use OAuth code for a user, as if they had just approved the app (with `code_challenge`,
+        an S256 PKCE challenge: its exchange then needs the verifier)."""
         with self.lock:
-            return oauth.mint_code(self, user_id, redirect_uri, scope)
+            return oauth.mint_code(self, user_id, redirect_uri, scope, code_challenge)
 
     def guild(self, guild_id: str) -> dict[str, Any]:
         """The live state of one guild (a copy), for tests to assert on."""
@@ -159,6 +166,8 @@ class SandboxState:
                 guild["channels"][channel["id"]] = {**copy.deepcopy(channel), "guild_id": raw["id"]}
                 self.channel_guild[channel["id"]] = raw["id"]
             self.guilds[raw["id"]] = guild
+        self.person_tokens: dict[str, str] = {}  # a second actor's token -> user id (actors.py)
+        self.acting_id: str | None = None  # set while a person's request is answered (access.actor_id)
         self.invites = {
             invite["code"]: {
                 **invite,

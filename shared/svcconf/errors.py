@@ -22,6 +22,9 @@ class ErrorBody(BaseModel):
     code: int
     details: list[FieldError] | None = None
     requestId: str | None = None  # noqa: N815 - the contract's spelling
+    deployment_id: str | None = Field(
+        None, description="deployToChat's 409 about a deployment: which one (to cancel, wait for, or roll back first)."
+    )
 
 
 class LimitBody(ErrorBody):

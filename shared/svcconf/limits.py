@@ -1,7 +1,9 @@
 """Limits per user: what one caller (`sub`) may cost, counted across every instance (docs/07-operations.md, Limits).
 
 - svcAiChat turns per minute (`SVC_AI_TURNS_PER_MINUTE`) and AI tokens per UTC day (`SVC_AI_TOKENS_PER_DAY`,
-  the provider's reported usage of the user's turns, cache reads at a tenth): they bound the AI bill;
+  the provider's reported usage of the user's turns, cache reads at a tenth): they bound the AI bill. v4: a turn
+  reserves its tokens before it calls the provider (its estimate, `max_tokens` and a repair round) and settles
+  them from the reported usage after, so parallel turns cannot pass the day's limit together;
 - requests that make the bot read the platform for the user, per minute (`SVC_PLATFORM_READS_PER_MINUTE`): they
   bound what one user takes of the bot's rate;
 - and, for everyone's requests together, the bot's share: what users' requests make the bot send stays within
@@ -112,26 +114,52 @@ def _reached(limit: Limit, window: Window) -> LimitReached:
 
 
 # Windows this instance saw refused, by key: a count only grows within its window, so until the window ends a
-# refusal stands, and a flood's further requests are refused without a write to the table.
+# refusal stands, and a flood's further requests are refused without a write to the table. Not the day's tokens:
+# a turn's reservation is settled after it (given back in part), so their count may fall again.
 _refused_until: dict[str, int] = {}
 
 
-def take(limit: Limit, user: BearerUser, amount: int = 1) -> None:
-    """Counts `amount` against the user's limit, or raises `LimitReached` (counting nothing)."""
+def take(limit: Limit, user: BearerUser, amount: int = 1) -> Window:
+    """Counts `amount` against the user's limit, or raises `LimitReached` (counting nothing): the window counted in."""
     window = window_of(limit, user.sub)
-    if _refused_until.get(window.key, 0) > window.now:
+    remembered = limit is not AI_TOKENS
+    if remembered and _refused_until.get(window.key, 0) > window.now:
         raise _reached(limit, window)
     if counters().take(window.key, amount, limit.allowed(), window.expires_at) is None:
-        for key in [key for key, until in _refused_until.items() if until <= window.now]:
-            del _refused_until[key]
-        _refused_until[window.key] = window.ends_at
+        if remembered:
+            for key in [key for key, until in _refused_until.items() if until <= window.now]:
+                del _refused_until[key]
+            _refused_until[window.key] = window.ends_at
         raise _reached(limit, window)
+    return window
 
 
 def spend(limit: Limit, user: BearerUser, amount: int) -> int:
     """Counts what was spent, past the limit too (the next request is refused): the window's new total."""
     window = window_of(limit, user.sub)
     return counters().add(window.key, amount, window.expires_at)
+
+
+class TurnTokens:
+    """A turn's day tokens: reserved before its provider calls, settled from their reported usage after."""
+
+    def __init__(self, user: BearerUser):
+        self.user = user
+        self.reserved = 0
+        self.window: Window | None = None  # the day the reservation was counted in
+
+    def reserve(self, tokens: int) -> None:
+        """Reserve `tokens` of the user's day (the turn's estimate, `max_tokens` and a repair round), or
+        `LimitReached` (429) when they would pass SVC_AI_TOKENS_PER_DAY: parallel turns cannot pass it together."""
+        self.window = take(AI_TOKENS, self.user, tokens)
+        self.reserved += tokens
+
+    def settle(self, spent: int) -> int | None:
+        """Replace the reservation by what was spent (in the day it was reserved in): the day's new total."""
+        if self.window is None:
+            return spend(AI_TOKENS, self.user, spent) if spent else None
+        difference = spent - self.reserved
+        return counters().add(self.window.key, difference, self.window.expires_at) if difference else None
 
 
 # ---------------------------------------------------------------- what a request may cost
@@ -153,22 +181,31 @@ def platform_reads(user: BearerUser) -> Iterator[None]:
 
 
 @contextmanager
-def ai_turn(user: BearerUser) -> Iterator[None]:
-    """One svcAiChat turn: refused while the day's tokens are spent or the minute's turns are taken; the provider's
-    reported usage of its calls (a repair round's too) is counted against the day's tokens when it ends, however
-    it ends."""
+def ai_turn(user: BearerUser) -> Iterator[TurnTokens]:
+    """One svcAiChat turn: refused while the day's tokens are spent or the minute's turns are taken. The turn reserves
+    what it may spend before it calls the provider (`TurnTokens.reserve`); when it ends, however it ends, the
+    reservation is replaced by the provider's reported usage of its calls (a repair round's too). A turn refused at
+    its reservation gives its minute's turn back."""
     from svcconf.ai.usage import collected
 
-    take(AI_TOKENS, user, 0)  # still below the day's budget: what this turn costs is known only after it
-    take(AI_TURNS, user)
+    take(AI_TOKENS, user, 0)  # still below the day's budget: the turn's reservation is known once its prompt is
+    turns = take(AI_TURNS, user)
+    tokens = TurnTokens(user)
     with collected() as calls:
         try:
-            yield
+            yield tokens
+        except LimitReached as refused:
+            if refused.extra.get("limit") == AI_TOKENS.setting and not calls:
+                counters().add(turns.key, -1, turns.expires_at)
+            raise
         finally:
             spent = sum(usage.counted_tokens for usage in calls)
-            if spent:
-                total = spend(AI_TOKENS, user, spent)
-                logger.info("ai tokens counted", extra={"ai_tokens_counted": spent, "ai_tokens_today": total})
+            total = tokens.settle(spent)
+            if total is not None:
+                logger.info(
+                    "ai tokens counted",
+                    extra={"ai_tokens_counted": spent, "ai_tokens_reserved": tokens.reserved, "ai_tokens_today": total},
+                )
 
 
 def claim_bot_share(seconds_left: float) -> None:

@@ -39,6 +39,7 @@ class Settings(BaseModel):
     backups_table: str = Field("svc-backups", alias="BACKUPS_TABLE_NAME")
     chat_links_table: str = Field("svc-chat-links", alias="CHAT_LINKS_TABLE_NAME")
     chat_cache_table: str = Field("svc-chat-cache", alias="CHAT_CACHE_TABLE_NAME")
+    sign_in_states_table: str = Field("svc-sign-in-states", alias="SIGN_IN_STATES_TABLE_NAME")
     deployments_table: str = Field("svc-deployments", alias="DEPLOYMENTS_TABLE_NAME")
     idempotency_table: str = Field("svc-idempotency", alias="IDEMPOTENCY_TABLE_NAME")
     deploy_queue_url: str | None = Field(None, alias="DEPLOY_QUEUE_URL")
@@ -52,6 +53,11 @@ class Settings(BaseModel):
     deploy_queue_arn: str | None = Field(None, alias="DEPLOY_QUEUE_ARN")
     deploy_scheduler_role_arn: str | None = Field(None, alias="DEPLOY_SCHEDULER_ROLE_ARN")
     deploy_schedule_group: str = Field("default", alias="DEPLOY_SCHEDULE_GROUP")
+    # Scheduled backups (manageBackup `schedule`): one recurring EventBridge Scheduler schedule per guild sends
+    # the guild's job to the backup queue, assuming this role; the backup worker makes the backup.
+    backup_queue_arn: str | None = Field(None, alias="BACKUP_QUEUE_ARN")
+    backup_scheduler_role_arn: str | None = Field(None, alias="BACKUP_SCHEDULER_ROLE_ARN")
+    backup_schedule_group: str = Field("default", alias="BACKUP_SCHEDULE_GROUP")
 
     # The template library and its seeding jobs
     templates_table: str = Field("svc-templates", alias="TEMPLATES_TABLE_NAME")
@@ -70,6 +76,10 @@ class Settings(BaseModel):
     # The chat-platform bot's token: authenticates the bot to us and us to the platform
     bot_token: SecretStr | None = Field(None, alias="SVC_BOT_TOKEN")
     bot_token_secret_id: str | None = Field(None, alias="SVC_BOT_TOKEN_SECRET_ID")
+    # v4: a key of its own for the bot's calls to this service (x-bot-token), so the platform's bot token is used
+    # only towards the platform and the two rotate apart. Unset: the bot token (template parameter BotApiKeySecretArn).
+    bot_api_key: SecretStr | None = Field(None, alias="SVC_BOT_API_KEY")
+    bot_api_key_secret_arn: str | None = Field(None, alias="SVC_BOT_API_KEY_SECRET_ARN")
 
     # Deployment codes and backups
     code_ttl_hours: int = Field(168, ge=1, le=24 * 365, alias="SVC_CODE_TTL_HOURS")
@@ -125,6 +135,9 @@ class Settings(BaseModel):
     # Requests a second that users' requests may make the bot send, all instances together: half the platform's
     # global 50, so the deploy workers keep their pace. 0: no share is kept (one instance, tests of the client).
     chat_user_requests_per_second: int = Field(25, ge=0, alias="CHAT_USER_REQUESTS_PER_SECOND")
+    # What the bot does on its own (a scheduled backup) runs inside that share, each guild's taking at most this
+    # many requests a second of it, so no schedule starves users' requests or a deploy. 0: no per-guild share.
+    chat_bot_own_guild_requests_per_second: int = Field(5, ge=0, alias="CHAT_BOT_OWN_GUILD_REQUESTS_PER_SECOND")
 
     # CORS for the web app
     cors_allow_origin: str = Field("*", alias="SVC_CORS_ALLOW_ORIGIN")
@@ -133,6 +146,10 @@ class Settings(BaseModel):
 
     def resolved_bot_token(self) -> str | None:
         return _resolve_secret(self.bot_token, self.bot_token_secret_id)
+
+    def resolved_bot_api_key(self) -> str | None:
+        """What `x-bot-token` must equal: the bot's own API key when one is set, else the bot token."""
+        return _resolve_secret(self.bot_api_key, self.bot_api_key_secret_arn) or self.resolved_bot_token()
 
     def resolved_jwt_secret(self) -> str | None:
         return _resolve_secret(self.jwt_secret, self.jwt_secret_id)

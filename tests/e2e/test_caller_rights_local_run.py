@@ -17,6 +17,7 @@ import requests
 from local.settings import LOCAL_JWT_SECRET
 from local.tokens import issue_token
 from tests.helpers.e2e_deployer import DEPLOY_TIMEOUT_SECONDS, REDIRECT_URI, WRITES
+from tests.helpers.sign_in import http_link
 
 if TYPE_CHECKING:
     from tests.helpers.local_service import LocalService
@@ -50,9 +51,7 @@ class Caller:
             audience=env.get("SVC_JWT_AUDIENCE") or None,
         )
         self.bearer = {"Authorization": f"Bearer {token}"}
-        minted = requests.post(f"{self.sandbox}/_sandbox/oauth/codes", json={"user_id": self.chat_id}, timeout=30)
-        linked = self.call("chatAuth", {"code": minted.json()["code"], "redirect_uri": REDIRECT_URI})
-        assert linked.status_code == 200, linked.text
+        http_link(self.service.url("chatAuth"), self.bearer, self.sandbox, self.chat_id, redirect_uri=REDIRECT_URI)
 
     def call(self, operation: str, body: Config) -> requests.Response:
         return requests.post(self.service.url(operation), json=body, headers=self.bearer, timeout=60)

@@ -24,6 +24,7 @@ import pytest
 import requests
 
 from tests.helpers.local_service import LocalService, running
+from tests.helpers.sign_in import http_link
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -183,16 +184,14 @@ def fuzz_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServ
 
 def _link_user(local_service: LocalService) -> None:
     sandbox = local_service.state["chat_api_base_url"].removesuffix("/api/v10")
-    code = requests.post(
-        f"{sandbox}/_sandbox/oauth/codes", json={"user_id": ALICE}, timeout=REQUEST_TIMEOUT_SECONDS
-    ).json()["code"]
-    linked = requests.post(  # the runner's first request: it may wait for a cold start on a busy machine
+    http_link(  # the runner's first request: it may wait for a cold start on a busy machine
         local_service.url("chatAuth"),
-        json={"code": code, "redirect_uri": REDIRECT_URI},
-        headers={"Authorization": f"Bearer {local_service.state['user_token']}"},
+        {"Authorization": f"Bearer {local_service.state['user_token']}"},
+        sandbox,
+        ALICE,
+        redirect_uri=REDIRECT_URI,
         timeout=FIRST_REQUEST_TIMEOUT_SECONDS,
     )
-    assert linked.status_code == 200, linked.text
 
 
 def _report_figures(record_property: Any, figures: FuzzFigures, title: str) -> None:

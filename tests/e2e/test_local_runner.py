@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import requests
 
+from tests.helpers.sign_in import http_link
+
 if TYPE_CHECKING:
     from tests.helpers.local_service import LocalService, ScratchService
 
@@ -273,19 +275,12 @@ def test_concurrent_callers_scale_the_function_out_up_to_its_cap_and_none_is_thr
 
 
 def test_a_web_user_signs_in_with_the_chat_platform_and_lists_their_servers(local_service: LocalService) -> None:
-    # Given the user token the runner printed and a fresh OAuth code from the chat-platform sandbox
+    # Given the user token the runner printed and the chat-platform sandbox
     sandbox_root = local_service.state["chat_api_base_url"].removesuffix("/api/v10")
-    minted = requests.post(
-        f"{sandbox_root}/_sandbox/oauth/codes", json={"user_id": "1191000000000000101"}, timeout=REQUEST_TIMEOUT_SECONDS
-    )
     bearer = {"Authorization": f"Bearer {local_service.state['user_token']}"}
-    # When the web app signs in, checks an invite and lists the servers, all through the runner
-    signed_in = requests.post(
-        local_service.url("chatAuth"),
-        json={"code": minted.json()["code"], "redirect_uri": "http://127.0.0.1:5173/auth/callback"},
-        headers=bearer,
-        timeout=REQUEST_TIMEOUT_SECONDS,
-    )
+    # When the web app signs in (a sign-in's state, a code for its PKCE challenge), checks an invite and lists the
+    # servers, all through the runner
+    identity = http_link(local_service.url("chatAuth"), bearer, sandbox_root, "1191000000000000101")
     invite = requests.post(
         local_service.url("validateChatInvite"),
         json={"invite": "https://discord.gg/svcDemo"},
@@ -294,8 +289,7 @@ def test_a_web_user_signs_in_with_the_chat_platform_and_lists_their_servers(loca
     )
     guilds = requests.post(local_service.url("getChatGuilds"), headers=bearer, timeout=REQUEST_TIMEOUT_SECONDS)
     # Then each answers as the contract says, the secrets having come from the runner's Secrets Manager
-    assert signed_in.status_code == 200, signed_in.text
-    assert (signed_in.json()["chatUsername"], signed_in.json()["linked"]) == ("alice", True)
+    assert (identity["chatUsername"], identity["linked"]) == ("alice", True)
     assert invite.status_code == 200, invite.text
     assert (invite.json()["valid"], invite.json()["guild_name"]) == (True, "Svc Demo Guild")
     assert guilds.status_code == 200, guilds.text

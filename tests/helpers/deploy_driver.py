@@ -1,6 +1,6 @@
 """Runs deployToChat or the deploy worker in a process of its own, so a test can kill it mid-flight.
 
-    python -m tests.helpers.deploy_driver deploy <user> <guild_id> <config.json>
+    python -m tests.helpers.deploy_driver deploy <user> <guild_id> <config.json> <chat_user_id>
     python -m tests.helpers.deploy_driver rollback <user> <guild_id>
     python -m tests.helpers.deploy_driver work <remaining_ms>
     python -m tests.helpers.deploy_driver snapshot <backup_id>
@@ -24,7 +24,7 @@ from typing import Any
 import boto3
 
 from tests.helpers.deploy_worker import WorkerContext, sqs_record
-from tests.helpers.handlers import REDIRECT_URI, LambdaContext, bearer, load_event
+from tests.helpers.handlers import LambdaContext, bearer, load_event
 
 
 def _call(operation: str, body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
@@ -36,9 +36,23 @@ def _call(operation: str, body: dict[str, Any], headers: dict[str, str]) -> dict
     return {"status": answer["statusCode"], "body": json.loads(answer["body"])}
 
 
-def deploy(user: str, guild_id: str, config_path: str, oauth_code: str) -> dict[str, Any]:
-    linked = _call("chatAuth", {"code": oauth_code, "redirect_uri": REDIRECT_URI}, bearer(user))
-    assert linked["status"] == 200, linked
+def _mint_code(chat_user_id: str, redirect_uri: str, challenge: str) -> str:
+    """The sandbox's code for the user's approval of the sign-in (its control API, over HTTP)."""
+    import requests
+
+    sandbox = os.environ["CHAT_API_BASE_URL"].split("/api/", 1)[0]
+    body = {"user_id": chat_user_id, "redirect_uri": redirect_uri, "code_challenge": challenge}
+    return str(requests.post(f"{sandbox}/_sandbox/oauth/codes", json=body, timeout=30).json()["code"])
+
+
+def deploy(user: str, guild_id: str, config_path: str, chat_user_id: str) -> dict[str, Any]:
+    from tests.helpers.sign_in import link_account
+
+    def call(operation: str, body: dict[str, Any]) -> tuple[int, Any]:
+        answer = _call(operation, body, bearer(user))
+        return answer["status"], answer["body"]
+
+    link_account(call, _mint_code, chat_user_id)
     body = {
         "action": "deploy",
         "guild_id": guild_id,
@@ -82,7 +96,7 @@ def work(remaining_ms: int) -> dict[str, Any]:
 def main(argv: list[str]) -> None:
     command, *arguments = argv
     if command == "deploy":
-        result = deploy(*arguments[:3], oauth_code=arguments[3])
+        result = deploy(*arguments[:3], chat_user_id=arguments[3])
     elif command == "rollback":
         result = rollback(*arguments)
     elif command == "snapshot":

@@ -13,7 +13,7 @@ import boto3
 from local.template import LOCAL_REGION
 from svcconf.api import budget
 from svcconf.settings import get_settings
-from tests.helpers.handlers import REDIRECT_URI, bearer
+from tests.helpers.handlers import bearer
 
 ALICE = "1191000000000000101"
 DEMO, WORKSHOP, QUIET, LOCKED = (f"119100000000000100{n}" for n in range(1, 5))
@@ -34,10 +34,18 @@ class WorkerContext:
         return self.remaining_ms
 
 
-def link(invoke: Callable[..., Any], platform: Any, user: str = USER, chat_user: str = ALICE) -> None:
-    body = {"code": platform.mint_code(chat_user), "redirect_uri": REDIRECT_URI}
-    response = invoke("chatAuth", body, headers=bearer(user))
-    assert response.status == 200, response.body
+def link(invoke: Callable[..., Any], platform: Any, user: str = USER, chat_user: str = ALICE) -> dict[str, Any]:
+    """The chat user's account linked to `user` as a web app links it (a sign-in's state, PKCE): the identity."""
+    from tests.helpers.sign_in import link_account
+
+    def call(operation: str, body: dict[str, Any]) -> tuple[int, Any]:
+        response = invoke(operation, body, headers=bearer(user))
+        return response.status, response.body
+
+    def mint(chat_user_id: str, redirect_uri: str, challenge: str) -> str:
+        return platform.mint_code(chat_user_id, redirect_uri, code_challenge=challenge)
+
+    return link_account(call, mint, chat_user)
 
 
 def deploy_body(guild_id: str, config: dict[str, Any], **extra: Any) -> dict[str, Any]:

@@ -26,9 +26,17 @@ class Deployer:
         self.bearer = {"Authorization": f"Bearer {service.state['user_token']}"}
 
     def link(self) -> None:
-        code = requests.post(f"{self.sandbox}/_sandbox/oauth/codes", json={"user_id": ALICE}, timeout=30).json()["code"]
-        linked = self.call("chatAuth", {"code": code, "redirect_uri": REDIRECT_URI})
-        assert linked.status_code == 200, linked.text
+        from tests.helpers.sign_in import link_account
+
+        def call(operation: str, body: dict[str, Any]) -> tuple[int, Any]:
+            answer = self.call(operation, body)
+            return answer.status_code, answer.json()
+
+        def mint(chat_user_id: str, redirect_uri: str, challenge: str) -> str:
+            body = {"user_id": chat_user_id, "redirect_uri": redirect_uri, "code_challenge": challenge}
+            return str(requests.post(f"{self.sandbox}/_sandbox/oauth/codes", json=body, timeout=30).json()["code"])
+
+        link_account(call, mint, ALICE)
 
     def call(self, operation: str, body: dict[str, Any]) -> requests.Response:
         return requests.post(self.service.url(operation), json=body, headers=self.bearer, timeout=60)

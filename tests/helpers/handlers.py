@@ -46,6 +46,7 @@ def point_functions_at(server: SandboxServer, monkeypatch: pytest.MonkeyPatch) -
     """Reset the sandbox and set the functions' chat settings to it, as `make run` does."""
     server.state.reset(config=True)
     monkeypatch.setenv("CHAT_API_BASE_URL", server.base_url)
+    monkeypatch.setenv("CHAT_AUTHORIZE_URL", server.base_url.split("/api/", 1)[0] + "/oauth2/authorize")
     monkeypatch.setenv("CHAT_CDN_BASE_URL", CDN)
     monkeypatch.setenv("CHAT_CLIENT_ID", server.state.application["client_id"])
     monkeypatch.setenv("CHAT_REDIRECT_URIS", REDIRECT_URI)

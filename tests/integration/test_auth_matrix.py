@@ -280,3 +280,20 @@ def test_every_missing_empty_wrong_or_almost_right_bot_token_is_403(hs256, opera
             }
     assert matrix == dict.fromkeys(matrix, 403)
     assert call(operation, "{}", {"x-bot-token": BOT_TOKEN}).status != 403
+
+
+@pytest.mark.parametrize("operation", bot_operations(), ids=str)
+def test_a_separate_bot_api_key_replaces_the_bot_token_towards_the_service(hs256, operation, monkeypatch):
+    # Given an operator who gave the bot a key of its own (the template's BotApiKeySecretArn)
+    import boto3
+
+    api_key = "bot-api-key-" + "0123456789" * 4
+    arn = boto3.client("secretsmanager").create_secret(Name="bot-api-key", SecretString=api_key)["ARN"]
+    monkeypatch.setenv("SVC_BOT_API_KEY_SECRET_ARN", arn)
+    get_settings.cache_clear()
+    # Then the key gets past auth and the platform's bot token no longer does
+    assert call(operation, "{}", {"x-bot-token": api_key}).status != 403
+    refused = call(operation, "{}", {"x-bot-token": BOT_TOKEN})
+    assert (refused.status, refused.body["message"]) == (403, "The x-bot-token header is missing or wrong.")
+    for case, headers in refused_bot_headers(None).items():
+        assert call(operation, "{}", headers).status == 403, case

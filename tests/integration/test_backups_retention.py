@@ -132,7 +132,18 @@ def test_a_backup_stores_its_summary_its_compressed_data_and_a_locator_and_answe
         "created_at": NOON,
         "size_bytes": len(raw),
         "stored_bytes": len(stored),
+        # v4: its kind and format (a shape no format has: not restorable, and why), nothing pruned
+        "kind": "uploaded",
+        "format": "unknown",
+        "restorable": False,
+        "made_by": None,
+        "digest": None,
+        "members_count": None,
+        "problems": [problem.model_dump() for problem in made.problems],
+        "warnings": [],
+        "pruned": [],
     }
+    assert [problem.field for problem in made.problems] == ["name"]
     summary, data_item, locator = (
         items()[(GUILD, f"BACKUP#{made.backup_id}")],
         items()[(GUILD, f"DATA#{made.backup_id}")],
@@ -297,7 +308,8 @@ def test_a_get_by_id_alone_answers_the_summary_and_the_data_exactly_as_stored(cl
 
     fetched = archive.get_backup(made.backup_id)
 
-    assert fetched.model_dump() == {**made.model_dump(), "backup_data": {"roles": [{"name": "Mods"}]}}
+    created = made.model_dump(exclude={"problems", "warnings", "pruned"})  # the create's findings, not the backup's
+    assert fetched.model_dump() == {**created, "backup_data": {"roles": [{"name": "Mods"}]}}
 
 
 def test_a_get_or_fetch_with_another_guilds_id_is_not_found(clock) -> None:
@@ -354,3 +366,117 @@ def test_a_backup_exists_while_its_data_is_stored_and_not_once_pruned_or_unknown
     assert archive.backup_exists(lost) is False  # its locator remains: the data item decides
     assert archive.backup_exists(pruned) is False
     assert archive.backup_exists("bk_000000000000ffffffffff") is False
+
+
+# ---------------------------------------------------------------- v4: kinds, their retentions, pruned, delete
+
+
+def live(clock: Clock, n: int, *, members: int = 0, big: bool = False) -> archive.LiveBackup:
+    clock.tick()
+    data: dict[str, Any] = {"name": "Study Hall", "roles": [], "categories": [], "channels": [], "n": n}
+    data["members"] = [{"user_id": str(10**18 + i), "roles": []} for i in range(members)]
+    if big:
+        data |= random_text(240_000)
+    return archive.LiveBackup(
+        guild_id=GUILD, guild_name="Study Hall", backup_data=data, digest=f"sha256:{n}", members_count=members
+    )
+
+
+def test_a_live_backup_is_stored_with_its_kind_digest_members_and_maker(clock) -> None:
+    made = live(clock, 0, members=3)
+    made.made_by = "1191000000000000101"
+
+    created = archive.store_live_backup(made, label="nightly")
+
+    summary = items()[(GUILD, f"BACKUP#{created.backup_id}")]
+    assert (summary["kind"], summary["format"], summary["restorable"], summary["retention"]) == (
+        "manual",
+        "configuration",
+        True,
+        "backup",
+    )
+    assert (summary["digest"], summary["members_count"], summary["made_by"]) == ("sha256:0", 3, made.made_by)
+    assert archive.get_backup(created.backup_id).backup_data == made.backup_data
+    assert (created.label, created.pruned, created.problems) == ("nightly", [], [])
+
+
+def test_a_live_backup_too_big_for_an_item_goes_to_the_bucket_never_refused(clock) -> None:
+    made = live(clock, 0, big=True)
+
+    created = archive.store_live_backup(made, label=None)
+
+    assert objects() == [f"backups/{GUILD}/{created.backup_id}.json.bz2"]
+    assert archive.get_backup(created.backup_id).backup_data == made.backup_data
+    assert created.stored_bytes == len(blobs.pack(blobs.json_bytes(made.backup_data)))
+
+
+def test_manual_and_uploaded_share_the_guilds_retention_and_create_answers_what_it_pruned(clock) -> None:
+    first = backup(clock, 0)
+    second = archive.store_live_backup(live(clock, 1, big=True), label=None)  # kept in the bucket
+    assert second.pruned == []
+
+    third = archive.store_live_backup(live(clock, 2), label=None)
+    clock.tick()  # ids sort by their millisecond
+    fourth = archive.create_backup(GUILD, {"n": 4}, guild_name=None, label=None)
+
+    assert third.pruned == [first]
+    assert fourth.pruned == [second.backup_id]
+    assert objects() == []  # the pruned backup's object left the bucket
+    assert kept_ids() == [third.backup_id, fourth.backup_id]
+
+
+def test_scheduled_backups_keep_their_own_count_apart_from_the_others(clock) -> None:
+    manual = [backup(clock, n) for n in range(2)]
+    scheduled = [archive.store_live_backup(live(clock, n), label=None, kind="scheduled", keep=3) for n in range(4)]
+
+    assert [made.pruned for made in scheduled] == [[], [], [], [scheduled[0].backup_id]]
+    assert kept_ids() == [*manual, *(made.backup_id for made in scheduled[1:])]
+    assert {items()[(GUILD, f"BACKUP#{made.backup_id}")]["retention"] for made in scheduled[1:]} == {"scheduled"}
+    assert [summary.kind for summary in archive.list_backups(GUILD)] == ["scheduled"] * 3 + ["uploaded"] * 2
+    # A scheduled backup without its keep is kept as manual ones are (SVC_BACKUPS_PER_GUILD: 2 here), newest first
+    unkept = archive.store_live_backup(live(clock, 9), label=None, kind="scheduled")
+    assert unkept.pruned == [scheduled[2].backup_id, scheduled[1].backup_id]
+
+
+def test_an_item_of_an_earlier_release_reads_as_an_upload_or_a_snapshot(clock) -> None:
+    made, snap = backup(clock, 0), snapshot(clock, 0)
+    table = boto3.resource("dynamodb").Table(TABLE)
+    for backup_id in (made, snap):
+        table.update_item(
+            Key={"guild_id": GUILD, "sk": f"BACKUP#{backup_id}"},
+            UpdateExpression="REMOVE kind, #f, restorable",
+            ExpressionAttributeNames={"#f": "format"},
+        )
+
+    kinds = {summary.backup_id: (summary.kind, summary.format) for summary in archive.list_backups(GUILD)}
+
+    assert kinds == {made: ("uploaded", None), snap: ("deployment", None)}
+
+
+def test_delete_removes_one_backup_whole_and_keeps_a_deployments_snapshot(clock) -> None:
+    kept, gone = backup(clock, 0), archive.store_live_backup(live(clock, 1, big=True), label=None).backup_id
+    snap = snapshot(clock, 0)
+
+    assert archive.delete_backup(gone, guild_id=GUILD) == gone
+
+    assert kept_ids() == [kept, snap]
+    assert (f"BACKUP_ID#{gone}", "LOCATOR") not in items()
+    assert objects() == []
+    with pytest.raises(BackupNotFound):
+        archive.delete_backup(gone, guild_id=GUILD)
+    with pytest.raises(BackupNotFound):
+        archive.delete_backup(kept, guild_id=OTHER_GUILD)
+    with pytest.raises(archive.SnapshotStillNeeded):
+        archive.delete_backup(snap, guild_id=GUILD)
+    assert kept_ids() == [kept, snap]
+
+
+def test_a_list_reaches_every_retention_at_its_fullest(clock) -> None:
+    # Every retention full: 20 snapshots, 50 scheduled (a schedule's largest keep), 2 manual (SVC_BACKUPS_PER_GUILD)
+    snapshots = [snapshot(clock, n) for n in range(20)]
+    scheduled = [archive.store_live_backup(live(clock, n), label=None, kind="scheduled", keep=50) for n in range(50)]
+    made = [backup(clock, n) for n in range(2)]
+
+    listed = [summary.backup_id for summary in archive.list_backups(GUILD)]
+
+    assert listed == [*reversed(made), *reversed([s.backup_id for s in scheduled]), *reversed(snapshots)]

@@ -77,6 +77,8 @@ def secrets_in_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         "SVC_JWT_ISSUER",
         "SVC_JWT_AUDIENCE",
         "SVC_BOT_TOKEN_SECRET_ID",
+        "SVC_BOT_API_KEY",
+        "SVC_BOT_API_KEY_SECRET_ARN",
     ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("SVC_JWT_SECRET", JWT_SECRET)
@@ -336,6 +338,32 @@ def test_the_bot_s_own_token_gets_past_auth():
 )
 def test_a_missing_or_wrong_bot_token_is_403_in_the_contract_body(headers):
     assert call(None, "/functions/botOnly", headers=headers) == (403, REFUSED_BOT)
+
+
+def test_the_bearer_user_carries_the_token_s_issuer_when_it_names_one():
+    # chatAuth binds a sign-in's state to sub and iss (v4)
+    named = auth.verify_bearer_token(issue_token(JWT_SECRET, "user-1", issuer="https://auth.example"))
+    assert (named.sub, named.iss, named.role) == ("user-1", "https://auth.example", None)
+    assert auth.verify_bearer_token(issue_token(JWT_SECRET, "user-1")).iss is None
+    # A signed token whose `iss` is not a string (PyJWT checks its type only against a configured issuer)
+    claims = {"sub": "user-1", "exp": int(time.time()) + 60, "iss": 7}
+    numeric = jwt.api_jws.encode(json.dumps(claims).encode(), JWT_SECRET, algorithm="HS256")
+    assert auth.verify_bearer_token(numeric).iss is None
+
+
+def test_with_a_bot_api_key_set_only_that_key_gets_past_auth(monkeypatch):
+    # v4: the bot's own key to the service, apart from the platform's bot token (SVC_BOT_API_KEY)
+    monkeypatch.setenv("SVC_BOT_API_KEY", "the-bot-s-own-api-key-0123456789")
+    get_settings.cache_clear()
+    assert call(None, "/functions/botOnly", headers={"x-bot-token": "the-bot-s-own-api-key-0123456789"}) == (
+        200,
+        {"bot": True},
+    )
+    assert call(None, "/functions/botOnly", headers={"x-bot-token": BOT_TOKEN}) == (403, REFUSED_BOT)
+    assert call(None, "/functions/botOnly", headers={"x-bot-token": "the-bot-s-own-api-key-012345678"}) == (
+        403,
+        REFUSED_BOT,
+    )
 
 
 def test_without_a_bot_token_configured_a_bot_call_is_503_and_the_log_names_what_to_set(monkeypatch, caplog):

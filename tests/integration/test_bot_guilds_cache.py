@@ -18,7 +18,8 @@ from local.chat_sandbox import DEFAULT_FIXTURE, SandboxServer, start_sandbox
 from local.chat_sandbox.many_guilds import FIRST_GUILD_ID, with_bot_in_guilds
 from svcconf.settings import get_settings
 from svcconf.store.chat_cache import ChatCacheRepository, pack_ids, unpack_ids
-from tests.helpers.handlers import BOT_TOKEN, REDIRECT_URI, bearer, point_functions_at
+from tests.helpers.deploy_worker import link
+from tests.helpers.handlers import BOT_TOKEN, bearer, point_functions_at
 
 ALICE = "1191000000000000101"
 BOT_GUILDS = 450 + 5  # the crowd and the fixture's five guilds with the bot
@@ -41,8 +42,7 @@ def crowd(invoke, aws, crowd_server: SandboxServer, monkeypatch: pytest.MonkeyPa
     """The functions pointed at the crowded sandbox, alice linked to web-user-1, the log empty."""
     point_functions_at(crowd_server, monkeypatch)
     state = crowd_server.state
-    signed_in = invoke("chatAuth", {"code": state.mint_code(ALICE), "redirect_uri": REDIRECT_URI}, headers=bearer())
-    assert signed_in.status == 200
+    link(invoke, state, "web-user-1", ALICE)
     state.clear_log()
     return state
 

@@ -6,7 +6,8 @@ import boto3
 import pytest
 
 from svcconf.settings import get_settings
-from tests.helpers.handlers import CDN, CHAT_CLIENT_SECRET, REDIRECT_URI, bearer
+from tests.helpers.deploy_worker import link
+from tests.helpers.handlers import CDN, CHAT_CLIENT_SECRET, REDIRECT_URI
 
 ALICE = "1191000000000000101"
 BOB = "1191000000000000102"
@@ -49,16 +50,15 @@ def test_user_without_an_avatar_gets_the_platforms_default_avatar(invoke, platfo
 
 
 def test_signed_in_web_user_gets_the_chat_account_linked_with_tokens_encrypted(invoke, platform):
-    # Given a web user with a bearer token
-    response = sign_in(invoke, platform.mint_code(ALICE), headers=bearer("web-user-1"))
+    # Given a web user with a bearer token who signed in through a sign-in the service started
+    response = link(invoke, platform, "web-user-1", ALICE)
     # Then the identity is linked to that user
-    assert response.status == 200
-    assert response.body["linked"] is True
+    assert response["linked"] is True
     item = link_item("web-user-1")
     assert item["chat_user_id"] == ALICE
     assert item["chat_username"] == "alice"
     # And the stored item holds no token in clear: only KMS ciphertext
-    access_token = response.body["chatAccessToken"]
+    access_token = response["chatAccessToken"]
     stored_text = repr(item)
     assert access_token not in stored_text
     assert "refresh" not in {key for key in item if key != "tokens"}
@@ -120,7 +120,7 @@ def test_code_cannot_be_used_twice(invoke, platform):
 @pytest.mark.parametrize(
     ("body", "field"),
     [
-        ({"redirect_uri": REDIRECT_URI}, "code"),
+        ({"redirect_uri": REDIRECT_URI}, "code"),  # without a bearer: nothing to start a sign-in for
         ({"code": "x" * 513, "redirect_uri": REDIRECT_URI}, "code"),
         ({"code": "abc"}, "redirect_uri"),
     ],

@@ -23,6 +23,7 @@ checked against the branch they mean, with the same narrow handling of BITFIELDS
 
 from __future__ import annotations
 
+import base64
 import copy
 import hashlib
 import json
@@ -41,6 +42,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from local.chat_sandbox import SandboxServer, SandboxState
+from local.chat_sandbox.actors import add_members
 from local.chat_sandbox.routes.templates import templates as sandbox_templates
 from svcconf.chat import (
     ChatApiError,
@@ -48,22 +50,27 @@ from svcconf.chat import (
     ChatInvalidRequest,
     ChatRateLimited,
     InvalidUserToken,
+    MissingAccess,
     MissingPermissions,
     UnknownGuild,
     UnknownInvite,
+    UnknownMember,
     UnknownOverwrite,
     UnknownRole,
     UnknownTemplate,
 )
 from svcconf.settings import Settings
 from tests.helpers.chat_sandbox import (
+    ALICE_ID,
     ALICE_TOKEN,
     BOB_EXPIRED_TOKEN,
     BOB_GUILD,
     BOB_ID,
     BUILD_GUILD,
+    CAROL_ID,
     DEMO_GUILD,
     INFO_CATEGORY,
+    LOCKED_GUILD,
     QUIET_GUILD,
     new_chat_client,
 )
@@ -585,3 +592,372 @@ def test_role_member_counts_bulk_moves_and_community_channel_deletion_conform(
     assert (community.status_code, community.json()["code"]) == (400, 50074)
     assert one_parent.status_code == 204
     assert chat_state.guilds[DEMO_GUILD]["channels"]["1191000000000003014"]["parent_id"] == INFO_CATEGORY
+
+
+def test_member_role_grant_removal_and_their_refusals_conform(recorder: Recorder, chat_state: SandboxState):
+    # When Carol is granted Moderator (below the bot), granted it again, has it taken back, Bob is granted the bot's
+    # own role (at its highest: 50013), someone not in the guild is granted one (10007), and an unknown role (10011)
+    moderator, member, bot_role = "1191000000000002012", "1191000000000002013", "1191000000000002011"
+    recorder.client.add_member_role(DEMO_GUILD, CAROL_ID, moderator)
+    recorder.client.add_member_role(DEMO_GUILD, CAROL_ID, moderator)
+    holds_after_grants = list(chat_state.guilds[DEMO_GUILD]["members"][CAROL_ID]["roles"])
+    recorder.client.remove_member_role(DEMO_GUILD, CAROL_ID, moderator)
+    with pytest.raises(MissingPermissions):
+        recorder.client.add_member_role(DEMO_GUILD, BOB_ID, bot_role)
+    with pytest.raises(UnknownMember):
+        recorder.client.add_member_role(DEMO_GUILD, "1191000000000000999", member)
+    with pytest.raises(UnknownRole):
+        recorder.client.add_member_role(DEMO_GUILD, BOB_ID, "1191000000000009999")
+    exchanges = recorder.take()
+    # Then each exchange matches the description, and the member holds the role once, then not at all
+    for exchange in exchanges:
+        recorder.check(exchange)
+    assert [e.status_code for e in exchanges] == [204, 204, 204, 403, 404, 404]
+    assert holds_after_grants == [member, moderator]
+    assert chat_state.guilds[DEMO_GUILD]["members"][CAROL_ID]["roles"] == [member]
+    assert [e.json()["code"] for e in exchanges[3:]] == [50013, 10007, 10011]
+    assert exchanges[0].headers["X-RateLimit-Limit"] == "10"
+    assert exchanges[0].headers["X-RateLimit-Bucket"] != recorder_bucket_of_roles(recorder)
+
+
+def recorder_bucket_of_roles(recorder: Recorder) -> str:
+    """The bucket the role list answers in: the member-role routes have a bucket of their own."""
+    recorder.client.list_roles(DEMO_GUILD)
+    (listed,) = recorder.take()
+    return str(listed.headers["X-RateLimit-Bucket"])
+
+
+def test_member_list_pages_and_its_refusals_conform(recorder: Recorder, chat_state: SandboxState):
+    # Given BOB_GUILD with 12 more members and a page of 5
+    add_members(chat_state, BOB_GUILD, 12, ["1191000000000002022"])
+    recorder.client.member_page_size = 5
+    # When the member list is read, then asked with a limit past 1,000, then without the privileged intent
+    members = recorder.client.list_members(BOB_GUILD)
+    recorder.client.member_page_size = 1001
+    with pytest.raises(ChatInvalidRequest):
+        recorder.client.list_members(BOB_GUILD)
+    recorder.client.member_page_size = 1000
+    chat_state.configure(guild_members_intent=False)
+    with pytest.raises(MissingAccess):
+        recorder.client.list_members(BOB_GUILD)
+    *pages, too_many, no_intent = recorder.take()
+    # Then each page and the 403 match the description; the 400 does but for its string leaf codes
+    for exchange in (*pages, no_intent):
+        recorder.check(exchange)
+    assert [len(page.json()) for page in pages] == [5, 5, 5, 0]  # a full last page asks once more
+    assert len(members) == 15
+    # The description refuses the limit too (a query parameter: its error has no body path), and the answer conforms
+    # once its string leaf codes are undone
+    request = recorder.spec_request(too_many)
+    with pytest.raises(OpenAPIError) as rejected:
+        recorder.openapi.validate_request(request)
+    assert [str(problem.message) for problem in _schema_errors(rejected.value)] == [
+        "1001 is greater than the maximum of 1000"
+    ]
+    fixed = copy.copy(too_many)
+    fixed._content = json.dumps(_integer_leaf_codes(too_many.json())).encode()
+    recorder.openapi.validate_response(request, RequestsOpenAPIResponse(fixed))
+    assert list(too_many.json()["errors"]) == ["limit"]
+    assert no_intent.json() == {"message": "Missing Access", "code": 50001}
+
+
+def test_member_role_grant_removal_and_refusal_conform(recorder: Recorder, chat_state: SandboxState):
+    recorder.client.add_member_role(BOB_GUILD, ALICE_ID, "1191000000000002022", reason="restore")
+    recorder.client.remove_member_role(BOB_GUILD, ALICE_ID, "1191000000000002022")
+    with pytest.raises(MissingPermissions):
+        recorder.client.add_member_role("1191000000000001004", ALICE_ID, "1191000000000002042")
+    granted, removed, refused = recorder.take()
+    for exchange in (granted, removed, refused):
+        recorder.check(exchange)
+    assert (granted.status_code, removed.status_code) == (204, 204)
+    assert granted.headers["X-RateLimit-Limit"] == "10"  # a bucket of its own (docs/04-chat-platform.md)
+    assert refused.json() == {"message": "Missing Permissions", "code": 50013}
+
+
+def test_audit_log_entries_conform(recorder: Recorder, chat_state: SandboxState):
+    # Given a role, a channel, an overwrite and a member's role changed through the API
+    role = recorder.client.create_role(BOB_GUILD, {"name": "Audited"}, reason="deploy")
+    channel = recorder.client.create_channel(BOB_GUILD, {"name": "audited"})
+    recorder.client.modify_channel(channel.id, {"name": "audited-2", "topic": "t"})
+    recorder.client.set_channel_overwrite(channel.id, role.id, 0, allow=VIEW_CHANNEL)
+    recorder.client.add_member_role(BOB_GUILD, ALICE_ID, role.id)
+    recorder.client.delete_channel(channel.id)
+    recorder.take()
+    # When the audit log is read in full, then by action type
+    log = recorder.client.audit_log(BOB_GUILD)
+    recorder.client.audit_log(BOB_GUILD, action_type=13, limit=1)
+    everything, overwrites = recorder.take()
+    # Then both match the description, newest first
+    recorder.check(everything)
+    recorder.check(overwrites)
+    assert [entry.action_type for entry in log.audit_log_entries] == [12, 25, 13, 11, 10, 30]
+    [overwrite] = overwrites.json()["audit_log_entries"]
+    assert overwrite["options"] == {"id": role.id, "type": "0", "role_name": "Audited"}
+
+
+def test_the_authorize_route_and_the_token_endpoint_honour_pkce_as_the_platform_does(
+    chat_sandbox: SandboxServer, chat_state: SandboxState
+):
+    # The platform (observed; chat-platform facts, "OAuth2 PKCE"): the authorize URL takes an S256 code_challenge
+    # and the code's exchange then needs its code_verifier; `state` comes back unchanged on the redirect.
+    from urllib.parse import parse_qs, urlsplit
+
+    from tests.helpers.chat_sandbox import CLIENT_ID, CLIENT_SECRET, REDIRECT_URI
+
+    root = chat_sandbox.base_url.split("/api/", 1)[0]
+    verifier = "v" * 20 + "-._~" + "0123456789" * 3  # 54 unreserved characters
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    query = {
+        "client_id": CLIENT_ID,
+        "response_type": "code",
+        "redirect_uri": REDIRECT_URI,
+        "scope": "identify",
+        "state": "st-123",
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+    }
+
+    def authorize(**changes: str) -> requests.Response:
+        params = {key: value for key, value in {**query, **changes}.items() if value}
+        headers = {"Authorization": f"Bearer {ALICE_TOKEN}"}
+        url = f"{root}/oauth2/authorize"
+        return requests.get(url, params=params, headers=headers, allow_redirects=False, timeout=5)
+
+    def exchange(code: str, code_verifier: str | None) -> requests.Response:
+        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT_URI}
+        if code_verifier is not None:
+            form["code_verifier"] = code_verifier
+        url = f"{chat_sandbox.base_url}/oauth2/token"
+        return requests.post(url, data=form, auth=(CLIENT_ID, CLIENT_SECRET), timeout=5)
+
+    approved = authorize()
+    assert approved.status_code == 302
+    back = parse_qs(urlsplit(approved.headers["Location"]).query)
+    assert back["state"] == ["st-123"]
+    code = back["code"][0]
+    # No verifier, a malformed one, or the wrong one: refused, and the code stays unused
+    assert (exchange(code, None).status_code, exchange(code, None).json()["error"]) == (400, "invalid_request")
+    assert exchange(code, "short").json()["error"] == "invalid_request"
+    wrong = exchange(code, "w" * 54).json()
+    assert wrong == {"error": "invalid_grant", "error_description": 'Invalid "code_verifier" in request.'}
+    granted = exchange(code, verifier)
+    assert granted.status_code == 200
+    assert granted.json()["token_type"] == "Bearer"
+    assert exchange(code, verifier).json()["error"] == "invalid_grant"  # single use
+    # Only S256, a challenge of 43 characters, a registered redirect URI, a user's session
+    assert authorize(code_challenge_method="plain").status_code == 400
+    assert authorize(code_challenge="x" * 42).status_code == 400
+    assert authorize(redirect_uri="https://evil.example/cb").status_code == 400
+    anonymous = requests.get(f"{root}/oauth2/authorize", params=query, allow_redirects=False, timeout=5)
+    assert anonymous.status_code == 401
+    # A code issued without a challenge is exchanged as before (the service's anonymous sign-in)
+    assert exchange(chat_state.mint_code(BOB_ID), None).status_code == 200
+
+
+# -- v4: onboarding, AutoMod, the welcome screen, role colours ---------------------------------------------------------
+
+SEND_MESSAGES = 1 << 11
+MODERATE_MEMBERS = 1 << 40
+
+
+def _text_channels(recorder: Recorder, guild_id: str, count: int, **extra: Any) -> list[str]:
+    ids = [recorder.client.create_channel(guild_id, {"name": f"room-{n}", **extra}).id for n in range(count)]
+    recorder.take()  # the set-up's exchanges are checked elsewhere
+    return ids
+
+
+def test_onboarding_put_get_and_the_platforms_minimum_conform(recorder: Recorder, chat_state: SandboxState):
+    # Given 7 text channels @everyone may post in and a role, in a guild where the bot holds MANAGE_GUILD and
+    # MANAGE_ROLES
+    channels = _text_channels(recorder, BUILD_GUILD, 7)
+    role = recorder.client.create_role(BUILD_GUILD, {"name": "EU"})
+    recorder.take()
+    prompt = {
+        "id": "1",
+        "title": "Region?",
+        "options": [{"title": "EU", "role_ids": [role.id], "channel_ids": [channels[0]], "emoji_name": "🇪🇺"}],
+        "single_select": True,
+    }
+    # When onboarding is enabled with 6 default channels (below the platform's 7), then with 7, read back, and
+    # updated below the minimum while enabled
+    with pytest.raises(ChatApiError):
+        recorder.client.put_onboarding(BUILD_GUILD, {"enabled": True, "default_channel_ids": channels[:6]})
+    recorder.client.put_onboarding(BUILD_GUILD, {"enabled": True, "default_channel_ids": channels, "prompts": [prompt]})
+    read = recorder.client.get_onboarding(BUILD_GUILD)
+    with pytest.raises(ChatApiError):
+        recorder.client.put_onboarding(BUILD_GUILD, {"default_channel_ids": channels[:1]})
+    too_few, enabled, got, below = recorder.take()
+    # Then each exchange matches the description, with the platform's codes
+    for exchange in (too_few, enabled, got, below):
+        recorder.check(exchange)
+    assert too_few.json()["code"] == 350000
+    assert below.json()["code"] == 350001
+    option = read.prompts[0].options[0]
+    assert (read.enabled, read.default_channel_ids, option.role_ids, option.emoji) == (
+        True,
+        channels,
+        [role.id],
+        option.emoji,
+    )
+    assert got.json()["prompts"][0]["options"][0]["emoji"] == {"id": None, "name": "🇪🇺", "animated": False}
+    assert chat_state.guilds[BUILD_GUILD]["onboarding"]["default_channel_ids"] == channels  # the refusal wrote nothing
+
+
+def test_onboarding_counts_only_channels_everyone_may_post_in_and_needs_manage_roles(
+    recorder: Recorder, chat_state: SandboxState
+):
+    # Given 7 channels of which 3 deny @everyone SEND_MESSAGES
+    deny = [{"id": BUILD_GUILD, "type": 0, "allow": "0", "deny": str(SEND_MESSAGES)}]
+    channels = _text_channels(recorder, BUILD_GUILD, 4) + _text_channels(
+        recorder, BUILD_GUILD, 3, permission_overwrites=deny
+    )
+    # When onboarding is enabled with them, and a bot without MANAGE_ROLES puts onboarding in another guild
+    with pytest.raises(ChatApiError):
+        recorder.client.put_onboarding(BUILD_GUILD, {"enabled": True, "default_channel_ids": channels})
+    with pytest.raises(MissingPermissions):
+        recorder.client.put_onboarding(LOCKED_GUILD, {"enabled": False})
+    refused, forbidden = recorder.take()
+    for exchange in (refused, forbidden):
+        recorder.check(exchange)
+    # Then only 4 count: refused with 350000; the other is a 50013
+    assert refused.json()["code"] == 350000
+    assert (forbidden.status_code, forbidden.json()["code"]) == (403, 50013)
+    assert "onboarding" not in chat_state.guilds[LOCKED_GUILD]
+
+
+def test_automod_rules_create_list_modify_delete_and_their_limits_conform(recorder: Recorder, chat_state: SandboxState):
+    # Given a text channel for alerts
+    (alerts,) = _text_channels(recorder, BUILD_GUILD, 1)
+    keyword = {
+        "name": "Invites",
+        "event_type": 1,
+        "trigger_type": 1,
+        "trigger_metadata": {"keyword_filter": ["discord.gg*"], "regex_patterns": [], "allow_list": []},
+        "actions": [
+            {"type": 1, "metadata": {"custom_message": "No invites"}},
+            {"type": 2, "metadata": {"channel_id": alerts}},
+            {"type": 3, "metadata": {"duration_seconds": 60}},
+        ],
+        "enabled": True,
+    }
+    # When a keyword rule is created, listed, modified; six more keyword rules are tried; a timeout on a spam rule;
+    # then the rule is deleted
+    rule = recorder.client.create_automod_rule(BUILD_GUILD, keyword)
+    recorder.client.list_automod_rules(BUILD_GUILD)
+    recorder.client.modify_automod_rule(BUILD_GUILD, rule.id, {"name": "No invites", "trigger_type": 1})
+    for n in range(5):
+        recorder.client.create_automod_rule(BUILD_GUILD, {**keyword, "name": f"k{n}"})
+    with pytest.raises(ChatInvalidRequest):
+        recorder.client.create_automod_rule(BUILD_GUILD, {**keyword, "name": "seventh"})
+    spam = {
+        "name": "Spam",
+        "event_type": 1,
+        "trigger_type": 3,
+        "actions": [{"type": 3, "metadata": {"duration_seconds": 5}}],
+    }
+    with pytest.raises(ChatInvalidRequest):
+        recorder.client.create_automod_rule(BUILD_GUILD, spam)
+    recorder.client.delete_automod_rule(BUILD_GUILD, rule.id)
+    created, listed, modified, *more, seventh, timeout_on_spam, deleted = recorder.take()
+    # Then each exchange matches the description, with the platform's codes
+    for exchange in (created, listed, modified, *more, deleted):
+        recorder.check(exchange)
+    for refused in (seventh, timeout_on_spam):  # but for their string leaf codes
+        recorder.check_response_with_fix(refused, _integer_leaf_codes)
+    assert created.json()["enabled"] is True
+    assert created.json()["actions"][1] == {"type": 2, "metadata": {"channel_id": alerts}}
+    assert modified.json()["name"] == "No invites"
+    assert seventh.json()["errors"]["trigger_type"]["_errors"][0] == {
+        "code": "AUTO_MODERATION_MAX_RULES_OF_TYPE_EXCEEDED",
+        "message": "Maximum number of rules with trigger type 1 is 6",
+    }
+    assert "actions" in timeout_on_spam.json()["errors"]
+    assert deleted.status_code == 204
+    assert sorted(r["name"] for r in chat_state.guilds[BUILD_GUILD]["automod_rules"].values()) == [
+        f"k{n}" for n in range(5)
+    ]
+
+
+def test_an_automod_timeout_needs_moderate_members_and_a_rule_its_trigger(recorder: Recorder, chat_state: SandboxState):
+    # Given a bot without MODERATE_MEMBERS
+    with chat_state.lock:
+        bot_role = chat_state.guilds[BUILD_GUILD]["roles"]["1191000000000002051"]
+        bot_role["permissions"] = str(int(bot_role["permissions"]) & ~MODERATE_MEMBERS)
+    body = {
+        "name": "Mentions",
+        "event_type": 1,
+        "trigger_type": 5,
+        "trigger_metadata": {"mention_total_limit": 10},
+        "actions": [{"type": 3, "metadata": {"duration_seconds": 60}}],
+    }
+    # When a timeout rule is created, then one without the timeout whose trigger later changes
+    with pytest.raises(MissingPermissions):
+        recorder.client.create_automod_rule(BUILD_GUILD, body)
+    rule = recorder.client.create_automod_rule(BUILD_GUILD, {**body, "actions": [{"type": 1}]})
+    with pytest.raises(ChatInvalidRequest):
+        recorder.client.modify_automod_rule(BUILD_GUILD, rule.id, {"trigger_type": 1})
+    forbidden, created, changed = recorder.take()
+    for exchange in (forbidden, created):
+        recorder.check(exchange)
+    recorder.check_response_with_fix(changed, _integer_leaf_codes)
+    # Then 50013, a rule off by default with its metadata, and the trigger stays
+    assert forbidden.json()["code"] == 50013
+    assert (created.json()["enabled"], created.json()["trigger_metadata"]) == (
+        False,
+        {"mention_total_limit": 10, "mention_raid_protection_enabled": False},
+    )
+    assert changed.status_code == 400
+    assert chat_state.guilds[BUILD_GUILD]["automod_rules"][rule.id]["trigger_type"] == 5
+
+
+def test_the_welcome_screen_modify_get_and_a_non_community_guild_conform(recorder: Recorder, chat_state: SandboxState):
+    (general,) = _text_channels(recorder, BUILD_GUILD, 1)
+    # When a Community guild's welcome screen is set and read, and a non-Community guild's is asked for
+    body = {
+        "enabled": True,
+        "description": "Welcome!",
+        "welcome_channels": [{"channel_id": general, "description": "Say hi", "emoji_name": "👋"}],
+    }
+    recorder.client.modify_welcome_screen(BUILD_GUILD, body)
+    recorder.client.get_welcome_screen(BUILD_GUILD)
+    with pytest.raises(ChatApiError):
+        recorder.client.modify_welcome_screen(BOB_GUILD, body)
+    modified, read, not_community = recorder.take()
+    for exchange in (modified, read, not_community):
+        recorder.check(exchange)
+    # Then the screen is the one sent, the guild has WELCOME_SCREEN_ENABLED, and the other answers 10069
+    assert read.json() == {
+        "description": "Welcome!",
+        "welcome_channels": [{"channel_id": general, "description": "Say hi", "emoji_id": None, "emoji_name": "👋"}],
+    }
+    assert "WELCOME_SCREEN_ENABLED" in chat_state.guilds[BUILD_GUILD]["features"]
+    assert not_community.json() == {"message": "Unknown Guild Welcome Screen", "code": 10069}
+
+
+def test_role_colours_gradient_holographic_and_without_the_feature_conform(
+    recorder: Recorder, chat_state: SandboxState
+):
+    # Given one guild with ENHANCED_ROLE_COLORS and one without
+    with chat_state.lock:
+        chat_state.guilds[BUILD_GUILD]["features"].append("ENHANCED_ROLE_COLORS")
+    gradient = {"primary_color": 0xFF0000, "secondary_color": 0x0000FF, "tertiary_color": None}
+    holographic = {"primary_color": 11127295, "secondary_color": 16759788, "tertiary_color": 16761760}
+    # When a gradient role and a holographic one are created there, a wrong holographic set is sent, and a gradient
+    # goes to the other guild
+    role = recorder.client.create_role(BUILD_GUILD, {"name": "Gradient", "colors": gradient})
+    recorder.client.modify_role(BUILD_GUILD, role.id, {"colors": holographic})
+    with pytest.raises(ChatInvalidRequest):
+        recorder.client.modify_role(BUILD_GUILD, role.id, {"colors": {**holographic, "primary_color": 1}})
+    with pytest.raises(ChatInvalidRequest):
+        recorder.client.create_role(DEMO_GUILD, {"name": "Gradient", "colors": gradient})
+    created, modified, wrong, no_feature = recorder.take()
+    # Then each exchange matches the description (the refusals but for their string leaf codes)
+    for exchange in (created, modified):
+        recorder.check(exchange)
+    for refused in (wrong, no_feature):
+        recorder.check_response_with_fix(refused, _integer_leaf_codes)
+    assert created.json()["colors"] == gradient
+    assert created.json()["color"] == 0xFF0000
+    assert modified.json()["colors"] == holographic
+    assert "colors" in no_feature.json()["errors"]
+    assert [r["name"] for r in chat_state.guilds[DEMO_GUILD]["roles"].values()].count("Gradient") == 0

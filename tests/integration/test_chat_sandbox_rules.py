@@ -12,6 +12,7 @@ import pytest
 import requests
 
 from local.chat_sandbox import SandboxServer, SandboxState
+from local.chat_sandbox.config import MEMBER_ROLE_LIMITS
 from tests.helpers.chat_sandbox import (
     BOB_GUILD,
     BOT_ID,
@@ -249,10 +250,15 @@ def test_route_limits_merge_and_null_removes_one(chat_state: SandboxState):
     assert settings["route_limits"] == {
         "POST /guilds/{guild_id}/roles": (5, 1.0),
         "POST /guilds/{guild_id}/channels": (5, 1.0),
+        **MEMBER_ROLE_LIMITS,
         "GET /invites/{code}": (3, 0.5),
     }
     settings = chat_state.configure(route_limits={"POST /guilds/{guild_id}/roles": None})
-    assert set(settings["route_limits"]) == {"POST /guilds/{guild_id}/channels", "GET /invites/{code}"}
+    assert set(settings["route_limits"]) == {
+        "POST /guilds/{guild_id}/channels",
+        *MEMBER_ROLE_LIMITS,
+        "GET /invites/{code}",
+    }
 
 
 def test_the_bot_is_in_the_build_guild_with_everything_but_administrator(platform: Platform):

@@ -16,7 +16,8 @@ from svcconf.api.auth import BearerUser
 from svcconf.clock import utc_now
 from svcconf.settings import get_settings
 from svcconf.store.chat_links import ChatLinkRepository
-from tests.helpers.handlers import REDIRECT_URI, bearer
+from tests.helpers.deploy_worker import link as link_account
+from tests.helpers.handlers import bearer
 
 ALICE = "1191000000000000101"
 USER = "web-user-race"
@@ -28,9 +29,7 @@ def repository() -> ChatLinkRepository:
 
 
 def link_alice_with_an_expired_access_token(invoke, platform) -> None:
-    body = {"code": platform.mint_code(ALICE), "redirect_uri": REDIRECT_URI}
-    response = invoke("chatAuth", body, headers=bearer(USER))
-    assert response.status == 200
+    link_account(invoke, platform, USER, ALICE)
     link = repository().get(USER)
     repository().save(link.model_copy(update={"expires_at": utc_now() - timedelta(minutes=5)}))
 

@@ -59,8 +59,12 @@ def test_an_edited_export_deploys_in_place_with_a_confirmed_prune_and_reads_back
     assert dry.status == 200, dry.body
     plan = dry.body["plan"]
     assert [i["action"] for i in plan if i["kind"] != "overwrite" and i["action"] == "create"] == []
-    deletes = [(i["kind"], i["name"], i["id"]) for i in plan if i["action"] == "delete"]
+    deletes = [(i["kind"], i["name"], i["id"]) for i in plan if i["action"] == "delete" and i["kind"] != "overwrite"]
     assert deletes == [("channel", "Community / memes", ids["memes"]), ("role", "Helpers", ids["Helpers"])]
+    # a move is an access change: what announcements had from Staff and leaves there is shown
+    left = {i["name"] for i in plan if i["action"] == "delete" and i["kind"] == "overwrite"}
+    assert left
+    assert all(name.startswith("Community / announcements → ") for name in left)
     lobby = next(i for i in plan if i["name"] == "Community / lobby")
     assert (lobby["id"], lobby["changes"][0]) == (ids["general"], {"field": "name", "old": "general", "new": "lobby"})
     moved = next(i for i in plan if i["name"] == "Community / announcements")

@@ -117,7 +117,7 @@ def creates(world: dict[str, Any]) -> int:
 
 def test_a_worker_killed_halfway_resumes_without_doing_anything_twice_and_its_rollback_restores_the_snapshot(world):
     state = world["sandbox"].state
-    queued = finished(driver(world, "deploy", USER, DEMO, str(world["config"]), state.mint_code(ALICE)))
+    queued = finished(driver(world, "deploy", USER, DEMO, str(world["config"]), ALICE))
     assert queued["status"] == 202, queued
 
     # The worker starts, and is killed once the platform has created some objects.

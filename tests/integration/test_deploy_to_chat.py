@@ -315,18 +315,20 @@ def test_info_shows_only_the_callers_own_deployments(invoke, linked, aws):
     assert other_guild.status == 404
 
 
-def test_rollback_without_a_finished_deployment_is_404(invoke, linked, aws):
+def test_rollback_without_a_finished_deployment_is_404_and_409_naming_the_queued_one(invoke, linked, aws):
     nothing = invoke(
         "deployToChat", {"action": "rollback", "project_id": "proj-1", "guild_id": DEMO}, headers=bearer(USER)
     )
-    deploy(invoke)
+    queued = deploy(invoke)
     still_queued = invoke(
         "deployToChat", {"action": "rollback", "project_id": "proj-1", "guild_id": DEMO}, headers=bearer(USER)
     )
 
-    for answer in (nothing, still_queued):
-        assert answer.status == 404
-        assert (answer.body["error"], answer.body["code"]) == ("Not Found", 404)
+    assert nothing.status == 404
+    assert (nothing.body["error"], nothing.body["code"]) == ("Not Found", 404)
+    # v4: a queued deployment refuses other writes to its guild, naming it (it may be cancelled)
+    assert still_queued.status == 409, still_queued.body
+    assert still_queued.body["deployment_id"] == queued.body["deployment_id"]
 
 
 def test_without_a_bearer_token_nothing_about_the_body_is_told(invoke, platform):

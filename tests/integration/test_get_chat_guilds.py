@@ -11,6 +11,7 @@ from pydantic import SecretStr
 from svcconf.clock import utc_now
 from svcconf.settings import get_settings
 from svcconf.store.chat_links import ChatLink, ChatLinkRepository
+from tests.helpers.deploy_worker import link
 from tests.helpers.handlers import CDN, bearer
 
 ALICE = "1191000000000000101"
@@ -19,10 +20,7 @@ DEMO, WORKSHOP, QUIET, LOCKED, BUILD, RIGHTS_LAB = (f"119100000000000100{n}" for
 
 
 def link_alice(invoke, platform, user: str = "web-user-1") -> dict:
-    body = {"code": platform.mint_code(ALICE), "redirect_uri": "http://127.0.0.1:5173/auth/callback"}
-    response = invoke("chatAuth", body, headers=bearer(user))
-    assert response.body["linked"] is True
-    return response.body
+    return link(invoke, platform, user, ALICE)
 
 
 def guilds(invoke, user: str = "web-user-1"):
@@ -112,6 +110,52 @@ def test_refused_token_with_a_refused_refresh_means_signing_in_again(invoke, pla
     response = guilds(invoke, "web-user-2")
     assert response.status == 400
     assert response.body["message"].startswith("Sign in with the chat platform again")
+
+
+def test_a_link_whose_refresh_the_platform_refused_is_not_used_again_until_a_new_sign_in(invoke, platform):
+    # Given bob's link whose tokens the platform revoked (issue 31, finding 8: each call cost a 401 and a refresh)
+    store_link("web-user-2", "revoked-access-token", "revoked-refresh-token", timedelta(days=3))
+    # When he lists his servers three times
+    answers = [guilds(invoke, "web-user-2") for _ in range(3)]
+    # Then each is a 400 telling him to sign in again, and only the first reached the platform
+    assert [answer.status for answer in answers] == [400, 400, 400]
+    assert all(answer.body["message"].startswith("Sign in with the chat platform again") for answer in answers)
+    assert len(platform.requests("GET", "/users/@me/guilds")) == 1
+    assert len(platform.requests("POST", "/oauth2/token")) == 1
+    assert stored_link("web-user-2").refused_at is not None
+    # And a new sign-in links him anew: the mark is gone and his servers are listed
+    platform.clear_log()
+    link_alice(invoke, platform, "web-user-2")
+    assert stored_link("web-user-2").refused_at is None
+    assert guilds(invoke, "web-user-2").status == 200
+
+
+def test_a_link_replaced_while_its_refresh_was_refused_is_not_marked(invoke, platform):
+    store_link("web-user-2", "revoked-access-token", "revoked-refresh-token", timedelta(days=3))
+    settings = get_settings()
+    repository = ChatLinkRepository(settings.chat_links_table, settings.kms_key_id)
+    read = repository.get("web-user-2")
+    store_link("web-user-2", "dev-access-carol", None, timedelta(days=3))  # a sign-in meanwhile
+    assert repository.mark_refused(read, utc_now()) is False
+    assert stored_link("web-user-2").refused_at is None
+    assert guilds(invoke, "web-user-2").status == 200
+
+
+def test_get_chat_guilds_counts_as_a_platform_read(invoke, platform, monkeypatch):
+    # Given a limit of 2 platform reads a minute (issue 31, finding 8: getChatGuilds had none)
+    from svcconf import limits
+
+    monkeypatch.setattr(limits, "_refused_until", {})
+    monkeypatch.setenv("SVC_PLATFORM_READS_PER_MINUTE", "2")
+    get_settings.cache_clear()
+    link_alice(invoke, platform)
+    platform.clear_log()
+    answers = [guilds(invoke) for _ in range(4)]
+    assert [answer.status for answer in answers] == [200, 200, 429, 429]
+    assert answers[2].body["limit"] == "SVC_PLATFORM_READS_PER_MINUTE"
+    assert 1 <= int(answers[2].headers["retry-after"]) <= 60
+    # Only the two counted requests reached the platform (the user's list, and the bot's guild set once)
+    assert len(platform.requests("GET", "/users/@me/guilds")) == 3
 
 
 @pytest.mark.parametrize("authorization", [None, "Bearer nope", "Basic abc"])

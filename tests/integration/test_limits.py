@@ -110,8 +110,11 @@ def test_the_days_tokens_count_the_providers_reported_usage_with_cache_reads_at_
 
 
 def test_past_the_days_tokens_the_user_is_429_until_midnight_utc(invoke, chat, clock, monkeypatch):
-    limit_to(monkeypatch, SVC_AI_TOKENS_PER_DAY=1_000)
-    assert ai(invoke, "ana").status == 200  # this turn alone spends more than the day's 1,000
+    # v4: a turn reserves its estimate, max_tokens and a repair round before the call, and settles after: a day
+    # that holds one reservation answers one turn, and the next (its reservation past what is left) is refused
+    reserved = day_reservation(lambda: ai(invoke, "probe"))
+    limit_to(monkeypatch, SVC_AI_TOKENS_PER_DAY=reserved + 1_000)
+    assert ai(invoke, "ana").status == 200
 
     refused = ai(invoke, "ana")
 
@@ -123,6 +126,24 @@ def test_past_the_days_tokens_the_user_is_429_until_midnight_utc(invoke, chat, c
     assert ai(invoke, "ben").status == 200
     clock[0] = datetime(2026, 11, 26, 0, 0, 1, tzinfo=UTC)
     assert ai(invoke, "ana").status == 200
+
+
+def day_reservation(turn) -> int:
+    """What `turn()` reserved of the day's tokens before its call, from its log line."""
+    import logging
+
+    found: list[int] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: found.extend(
+        [record.ai_tokens_reserved] if hasattr(record, "ai_tokens_reserved") else []
+    )  # type: ignore[method-assign]
+    logging.getLogger().addHandler(handler)
+    try:
+        assert turn().status == 200
+    finally:
+        logging.getLogger().removeHandler(handler)
+    [reserved] = found
+    return reserved
 
 
 def test_a_failed_turn_still_counts_what_the_provider_reported(invoke, chat, clock):

@@ -33,6 +33,7 @@ from svcconf.settings import get_settings
 from svcconf.store.chat_links import ChatLink, ChatLinkRepository
 from tests.helpers.deploy_worker import DeployQueue, deploy_body, sqs_record
 from tests.helpers.handlers import BOT_TOKEN, CHAT_CLIENT_SECRET, JWT_SECRET, REDIRECT_URI, ROOT, bearer
+from tests.helpers.sign_in import authorize_query
 from tests.helpers.template_worker import TemplateQueue
 
 ALICE, BOB = "1191000000000000101", "1191000000000000102"
@@ -146,8 +147,14 @@ def store_link(user: str, access_token: str, refresh_token: str, expires_in: tim
 
 
 def chat_auth(drive: Drive, monkeypatch: pytest.MonkeyPatch) -> None:
-    body = {"code": drive.code_for(ALICE), "redirect_uri": REDIRECT_URI}
-    assert drive.call("chatAuth", body, drive.bearer("web-user-1")).body["linked"] is True
+    user = drive.bearer("web-user-1")
+    started = drive.call("chatAuth", {"redirect_uri": REDIRECT_URI}, user).body
+    drive.secrets.add(started["state"])
+    challenge = authorize_query(started["authorize_url"])["code_challenge"]
+    code = drive.platform.mint_code(ALICE, REDIRECT_URI, code_challenge=challenge)
+    drive.secrets.add(code)
+    body = {"code": code, "redirect_uri": REDIRECT_URI, "state": started["state"]}
+    assert drive.call("chatAuth", body, user).body["linked"] is True
     drive.call("chatAuth", {"code": drive.code_for(ALICE), "redirect_uri": REDIRECT_URI}, drive.forged_bearer())  # 401
     anonymous = {"drop_headers": ("Authorization",)}
     drive.call("chatAuth", {"code": drive.code_for(BOB), "redirect_uri": REDIRECT_URI}, **anonymous)

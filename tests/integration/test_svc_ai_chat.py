@@ -188,7 +188,10 @@ def test_a_hundred_messages_near_the_body_limit_answer_in_time_from_a_20_second_
 # ---------------------------------------------------------------- files
 
 
-def test_files_reach_the_provider_as_url_blocks_and_are_never_fetched(invoke, chat) -> None:
+def test_files_reach_the_provider_as_url_blocks_and_are_never_fetched(invoke, chat, monkeypatch) -> None:
+    # v4: each PDF counts 40,000 tokens of the input budget (20 pages at 2,000): two need more than the default
+    monkeypatch.setenv("SVC_AI_MAX_INPUT_TOKENS", "120000")
+    get_settings.cache_clear()
     body = {
         "messages": [user("Use these")],
         "attachments": [
@@ -210,6 +213,32 @@ def test_files_reach_the_provider_as_url_blocks_and_are_never_fetched(invoke, ch
     ]
     assert "I received 4 file(s)" in response.body["reply"]
     assert {request.path for request in chat.requests} == {"/v1/messages"}
+
+
+def test_a_file_neither_image_nor_pdf_is_not_sent_and_the_warnings_point_to_import(invoke, chat) -> None:
+    body = {
+        "messages": [user("Use these")],
+        "attachments": [
+            {"url": "https://files.example/backup.json", "name": "xenon-backup.json"},
+            {"url": "https://files.example/rules.pdf", "name": "Rules"},
+        ],
+        "file_urls": ["https://files.example/notes.txt"],
+    }
+
+    response = ask(invoke, body)
+
+    assert response.status == 200
+    content = chat.requests[0].body["messages"][-1]["content"]
+    blocks = [block for block in content if block["type"] in ("document", "image")]
+    assert blocks == [
+        {"type": "document", "source": {"type": "url", "url": "https://files.example/rules.pdf"}, "title": "Rules"}
+    ]
+    context = json.loads(content[-1]["text"].split("\n")[1])
+    assert context["files"] == [{"name": "Rules", "url": "https://files.example/rules.pdf"}]
+    unsent = [w for w in response.body["warnings"] if w["rule"] == "attachment-not-sent"]
+    assert [w["field"] for w in unsent] == ["attachments[0]", "file_urls[0]"]
+    assert "xenon-backup.json is neither an image nor a PDF" in unsent[0]["message"]
+    assert all("deployToChat `import`" in w["message"] for w in unsent)
 
 
 # ---------------------------------------------------------------- refusals before the provider

@@ -125,7 +125,15 @@ def test_every_chat_operation_answers_within_the_invocation_s_time_left(invoke, 
     left = 4.0
     # When the operation runs in an invocation with 4 s left
     response, elapsed = timed(
-        operation, lambda: invoke(operation, BODIES[operation], headers=bearer(), context=RunningContext(left))
+        operation,
+        lambda: invoke(
+            operation,
+            BODIES[operation],
+            # chatAuth's code exchange without a sign-in's state is the anonymous one (a bearer would need a state)
+            headers=None if operation == "chatAuth" else bearer(),
+            drop_headers=("Authorization",) if operation == "chatAuth" else (),
+            context=RunningContext(left),
+        ),
     )
     # Then it answered the contract's 502 once the time left, less the margin to answer, was spent
     print(f"\n{operation}, platform answering after 30 s, 4 s left, 20 s wait allowed: 502 after {elapsed:.2f} s")

@@ -64,7 +64,7 @@ def test_every_answer_documents_the_request_id_header_and_errors_use_the_error_b
 
 
 # The operations that count against the limits per user (docs/07-operations.md, Limits)
-LIMITED = ("validateChatInvite", "svcAiChat", "deployToChat")
+LIMITED = ("validateChatInvite", "svcAiChat", "deployToChat", "getChatGuilds")
 LIMITED_429S = {(name, "429") for name in LIMITED}
 
 

@@ -12,7 +12,6 @@ from svcconf.caller_rights import (
     caller_problems,
     caller_view,
     check_plan,
-    hidden_problems,
     plan_refusals,
     require_acknowledged,
     standing_of,
@@ -205,19 +204,26 @@ def test_a_channel_the_caller_cannot_view_is_left_out_of_their_view_and_export()
     assert admin_view.hidden_warnings() == []
 
 
-def test_a_configuration_naming_a_hidden_channel_is_a_preflight_problem() -> None:
+def test_a_configuration_naming_a_hidden_channel_is_treated_as_naming_one_the_server_does_not_have() -> None:
+    # v4: never refused (a refusal would tell the caller it exists): by name it matches only what they can see, so a
+    # channel of that name is created beside it; by id the id is unknown to them, ignored, and the name matches.
     lab = Lab()
-    standing = standing_of(lab.live, MANAGER, [lab.managers])
+    standing = standing_of(lab.live, HELPER, [lab.helpers])  # MANAGE_CHANNELS, staff-secrets hidden from them
     view = caller_view(lab.live, standing)
-    by_name = ServerConfig.model_validate({"name": "Lab", "channels": [{"name": "Staff-Secrets"}]})
-    [problem] = hidden_problems(view, plan_deployment(view.live, by_name), by_name)
-    assert problem.field == "channels[0]"
-    assert "cannot view" in problem.message
-    # By its id under another name too: the id is the channel, whatever the configuration calls it
+    assert [c.name for c in view.hidden] == ["staff-secrets"]
+    by_name = ServerConfig.model_validate({"name": lab.live.name, "channels": [{"name": "Staff-Secrets"}]})
+    plan = plan_deployment(view.live, by_name)
+    [item] = [item for item in plan.items if item.kind == "channel"]
+    assert (item.action, item.id, item.field) == ("create", None, "channels[0]")
+    assert caller_problems(standing, view, plan, by_name) == []
     by_id = ServerConfig.model_validate(
-        {"name": "Lab", "channels": [{"name": "general", "id": lab.general}, {"name": "x", "id": lab.staff}]}
+        {"name": lab.live.name, "channels": [{"name": "general", "id": lab.general}, {"name": "x", "id": lab.staff}]}
     )
-    assert [p.field for p in hidden_problems(view, plan_deployment(view.live, by_id), by_id)] == ["channels[1]"]
+    plan = plan_deployment(view.live, by_id)
+    actions = {item.field: (item.action, item.id) for item in plan.items if item.kind == "channel"}
+    assert actions == {"channels[0]": ("keep", lab.general), "channels[1]": ("create", None)}
+    assert lab.staff not in plan.ids.values()
+    assert caller_problems(standing, view, plan, by_id) == []
 
 
 def test_a_hidden_category_is_kept_in_view_while_it_holds_a_visible_channel() -> None:
@@ -289,16 +295,22 @@ def test_a_live_guild_standing_counts_everyones_and_the_members_roles() -> None:
 
 def test_what_the_server_already_grants_every_member_needs_no_acknowledgement() -> None:
     # Given a server whose @everyone already mentions everyone (the platform's default), When a configuration keeps
-    # it, Then no acknowledgement is needed; When it adds BAN_MEMBERS, Then it is, naming both.
-    live = ServerConfig.model_validate({"name": "x", "everyone_permissions": ["VIEW_CHANNEL", "MENTION_EVERYONE"]})
-    require_acknowledged(live, [], live)
+    # it, Then no acknowledgement is needed; When it adds BAN_MEMBERS, Then it is, naming that one alone.
+    guild = GuildBuilder()
+    guild.roles[0] = guild.roles[0].model_copy(
+        update={"permissions": to_bitfield(["VIEW_CHANNEL", "MENTION_EVERYONE"])}
+    )
+    live = guild.build()
+    keeping = ServerConfig.model_validate({"name": "x", "everyone_permissions": ["VIEW_CHANNEL", "MENTION_EVERYONE"]})
+    require_acknowledged(keeping, [], live)
     adding = ServerConfig.model_validate(
         {"name": "x", "everyone_permissions": ["VIEW_CHANNEL", "MENTION_EVERYONE", "BAN_MEMBERS"]}
     )
     with pytest.raises(GrantNotAcknowledged) as refused:
         require_acknowledged(adding, [], live)
     [detail] = refused.value.details or []
-    assert "MENTION_EVERYONE and BAN_MEMBERS" in detail.message
+    assert "gain BAN_MEMBERS," in detail.message
+    assert "MENTION_EVERYONE" not in detail.message
 
 
 def test_the_ai_chats_problems_gather_refusals_hidden_channels_and_dangerous_grants() -> None:
@@ -313,14 +325,13 @@ def test_the_ai_chats_problems_gather_refusals_hidden_channels_and_dangerous_gra
         }
     )
     problems = caller_problems(standing, view, plan_deployment(view.live, config), config)
-    # bob may not create a channel at all, and this one stands hidden from him already
+    # bob may not create a channel at all; the one hidden from him is, for him, a channel the server does not have
     assert [(p.field, p.rule) for p in problems] == [
         ("everyone_permissions", None),
         ("channels[1]", None),
-        ("channels[1]", None),
         ("everyone_permissions", "everyone-permissions-dangerous"),
     ]
-    assert "cannot view" in problems[2].message
+    assert not any("cannot view" in p.message for p in problems)
 
 
 def test_a_prune_plan_deletes_only_what_the_caller_sees_and_may_delete() -> None:

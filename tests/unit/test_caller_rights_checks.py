@@ -18,7 +18,7 @@ from svcconf.config import Role as ConfigRole
 from svcconf.config import ServerConfig, to_bitfield
 from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.plan import plan_deployment
-from svcconf.deploy_engine.steps import DeploymentPlan, PlanItem, ReorderRoles, RolePosition, channel_key
+from svcconf.deploy_engine.steps import ChannelStep, DeploymentPlan, PlanItem, ReorderRoles, RolePosition, channel_key
 from tests.helpers.live_guilds import GUILD_ID, GuildBuilder, overwrite
 
 OWNER, ADMIN, MANAGER, HELPER = (
@@ -383,4 +383,176 @@ def test_a_reorder_of_roles_the_plan_does_not_name_refuses_each_at_roles_positio
     assert [(r.field, r.message) for r in plan_refusals(standing, view, plan)] == [
         ("roles.position", f"cannot move Greeters: {ONLY_BELOW_MOVE}"),
         ("roles.position", f"cannot move Members: {ONLY_BELOW_MOVE}"),
+    ]
+
+
+# ---------------------------------------------------------------- a move is an access change (v4)
+
+
+class Vault:
+    """Category Vault closed to @everyone and open to Keepers (MANAGE_CHANNELS, no MANAGE_ROLES) and Stewards
+    (MANAGE_CHANNELS and MANAGE_ROLES), whose overwrite also gives Keepers MANAGE_MESSAGES there; `plans` in it
+    carries the same overwrites, `notes` in it has its own."""
+
+    def __init__(self) -> None:
+        guild = GuildBuilder()
+        self.keepers = guild.role("Keepers", "MANAGE_CHANNELS", "MANAGE_GUILD", "VIEW_CHANNEL")
+        self.stewards = guild.role("Stewards", "MANAGE_CHANNELS", "MANAGE_ROLES", "MANAGE_GUILD", "VIEW_CHANNEL")
+        private = [
+            overwrite(GUILD_ID, deny=("VIEW_CHANNEL",)),
+            overwrite(self.keepers, allow=("VIEW_CHANNEL", "MANAGE_MESSAGES")),
+            overwrite(self.stewards, allow=("VIEW_CHANNEL",)),
+        ]
+        self.vault = guild.category("Vault", overwrites=private)
+        self.plans = guild.channel("plans", parent=self.vault, overwrites=private)
+        own = [overwrite(self.stewards, allow=("VIEW_CHANNEL", "SEND_MESSAGES"))]
+        self.notes = guild.channel("notes", parent=self.vault, overwrites=own)
+        self.live = guild.build().model_copy(update={"owner_id": OWNER})
+
+    def refusals(self, role_id: str, *moved: str) -> dict[str, list[str]]:
+        standing = standing_of(self.live, MANAGER, [role_id])
+        view = caller_view(self.live, standing).live
+        ids = {"plans": self.plans, "notes": self.notes}
+        kept = [{"name": name, "id": ids[name]} for name in ids if name not in moved]
+        config = ServerConfig.model_validate(
+            {
+                "name": self.live.name,
+                "categories": [{"name": "Vault", "id": self.vault, "channels": kept}],
+                "channels": [{"name": name, "id": ids[name]} for name in moved],
+            }
+        )
+        plan = plan_deployment(view, config)
+        found: dict[str, list[str]] = {}
+        for refusal in plan_refusals(standing, view, plan):
+            found.setdefault(refusal.field, []).append(refusal.message)
+        return found
+
+
+def test_moving_a_channel_out_of_its_private_category_is_checked_as_the_overwrite_changes_it_makes() -> None:
+    vault = Vault()
+    need = "you need MANAGE_ROLES (Manage Permissions) to change overwrites there"
+    # Keepers lack MANAGE_ROLES: each of the three overwrites `plans` would leave behind is refused, one per object
+    assert vault.refusals(vault.keepers, "plans") == {"channels[0].overwrites": [need, need, need]}
+    # Stewards hold MANAGE_ROLES but not the MANAGE_MESSAGES the Keepers' overwrite allows: that one is refused
+    assert vault.refusals(vault.stewards, "plans") == {
+        "channels[0].overwrites": ["you do not hold MANAGE_MESSAGES there"]
+    }
+
+
+def test_a_channel_that_keeps_its_overwrites_on_a_move_says_nothing() -> None:
+    vault = Vault()
+    assert vault.refusals(vault.keepers, "notes") == {}
+    standing = standing_of(vault.live, MANAGER, [vault.keepers])
+    view = caller_view(vault.live, standing).live
+    config = ServerConfig.model_validate(
+        {
+            "name": vault.live.name,
+            "categories": [{"name": "Vault", "id": vault.vault, "channels": [{"name": "plans", "id": vault.plans}]}],
+            "channels": [{"name": "notes", "id": vault.notes}],
+        }
+    )
+    plan = plan_deployment(view, config)
+    assert [i for i in plan.items if i.kind == "overwrite" and i.action != "keep"] == []
+
+
+def test_a_whole_overwrite_list_a_step_writes_is_checked_per_overwrite_and_an_unnamed_object_is_named() -> None:
+    # A rollback writes a channel's overwrites back whole: each one it adds, changes or removes is checked, and its
+    # item (named by the rollback, not by a configuration path) leads the message
+    desk = Desk()
+    standing = standing_of(desk.live, MANAGER, [desk.managers])
+    view = caller_view(desk.live, standing).live
+    key = "channel:-:0:general"
+    written = [overwrite(desk.wardens, allow=("BAN_MEMBERS",))]
+    overwrite_item = PlanItem(
+        kind="overwrite",
+        name="general → Wardens",
+        action="create",
+        id=desk.general,
+        field="",
+        key=f"overwrite:{key}:{desk.wardens}",
+        owner=key,
+    )
+    step = ChannelStep(
+        op="update_channel",
+        kind="channel",
+        key=key,
+        name="general",
+        field="",
+        channel_id=desk.general,
+        payload={"permission_overwrites": written},
+    )
+    item = PlanItem(kind="channel", name="general", action="update", id=desk.general, field="", key=key)
+    plan = DeploymentPlan(items=[item, overwrite_item], steps=[step], ids={})
+    channel_refusal, refusal = plan_refusals(standing, view, plan)
+    assert channel_refusal.message == "channel 'general': you need MANAGE_CHANNELS to update channel 'general'"
+    assert (refusal.field, refusal.message) == (
+        "overwrites",
+        "overwrite 'general → Wardens': you need MANAGE_ROLES (Manage Permissions) to change overwrites there; "
+        "you do not hold BAN_MEMBERS there",
+    )
+    # in studio, where Managers are given MANAGE_ROLES, only the bit they lack is refused
+    studio_step = step.model_copy(update={"channel_id": desk.studio})
+    studio_item = overwrite_item.model_copy(update={"id": desk.studio})
+    plan = DeploymentPlan(items=[item.model_copy(update={"id": desk.studio}), studio_item], steps=[studio_step], ids={})
+    assert [r.message for r in plan_refusals(standing, view, plan)] == [
+        "overwrite 'general → Wardens': you do not hold BAN_MEMBERS there"
+    ]
+
+
+def test_a_step_without_items_is_checked_all_the_same_and_named_by_its_groups_path() -> None:
+    # A step's overwrite writes are checked whatever items the plan shows: MANAGE_ROLES there, and each bit
+    desk = Desk()
+    standing = standing_of(desk.live, MANAGER, [desk.managers])
+    view = caller_view(desk.live, standing).live
+    step = ChannelStep(
+        op="update_channel",
+        kind="channel",
+        key="overwrites:restore:general",
+        name="general",
+        field="",
+        channel_id=desk.general,
+        payload={"permission_overwrites": [overwrite(desk.wardens, allow=("BAN_MEMBERS",))]},
+    )
+    [refusal] = plan_refusals(standing, view, DeploymentPlan(items=[], steps=[step], ids={}))
+    assert (refusal.field, refusal.message) == (
+        "channels.overwrites",
+        "you need MANAGE_ROLES (Manage Permissions) to change overwrites there; you do not hold BAN_MEMBERS there",
+    )
+
+
+def test_overwrites_for_two_new_roles_are_two_objects_each_with_the_bit_it_lacks() -> None:
+    # Helpers hold MANAGE_ROLES and MANAGE_CHANNELS: a new channel's overwrites for two new roles are each refused
+    # for the bit it allows that they lack, at its own path
+    desk = Desk()
+    config = {
+        "roles": [role("Bans"), role("Kicks")],
+        "channels": [
+            {
+                "name": "court",
+                "overwrites": [
+                    {"role": "Bans", "allow": ["BAN_MEMBERS"], "deny": []},
+                    {"role": "Kicks", "allow": ["KICK_MEMBERS"], "deny": []},
+                ],
+            }
+        ],
+    }
+    assert desk.refusals(HELPER, config) == {
+        "channels[0].overwrites[0]": "you do not hold BAN_MEMBERS there",
+        "channels[0].overwrites[1]": "you do not hold KICK_MEMBERS there",
+    }
+
+
+def test_an_overwrite_refused_for_its_permission_and_for_its_bits_is_one_object() -> None:
+    desk = Desk()
+    standing = standing_of(desk.live, MANAGER, [desk.managers])
+    view = caller_view(desk.live, standing).live
+    config = ServerConfig.model_validate(
+        {"name": desk.live.name, **granting("lounge", "Members", allow=("MANAGE_MESSAGES", "BAN_MEMBERS"))}
+    )
+    refusals = [(r.field, r.message) for r in plan_refusals(standing, view, plan_deployment(view, config))]
+    assert refusals == [
+        (
+            "channels[0].overwrites[0]",
+            "you need MANAGE_ROLES (Manage Permissions) to change overwrites there; you do not hold BAN_MEMBERS there",
+        )
     ]

@@ -314,6 +314,75 @@ CASES = (
         "list ADMINISTRATOR alone.",
         server(roles=[MEMBERS, {"name": "Admin", "permissions": ["ADMINISTRATOR"]}]),
     ),
+    # v4 (lint_community.py)
+    Case(
+        "automod-alert-to-a-channel-staff-cannot-view",
+        "automod-alert-hidden",
+        server(
+            channels=[
+                {
+                    "name": "mod-log",
+                    "overwrites": [
+                        {"role": "@everyone", "deny": ["VIEW_CHANNEL"]},
+                        {"role": "Members", "allow": ["VIEW_CHANNEL"]},
+                    ],
+                }
+            ],
+            automod=[
+                {
+                    "name": "Links",
+                    "trigger": "keyword",
+                    "keywords": ["x"],
+                    "actions": [{"type": "alert", "channel": "mod-log"}],
+                }
+            ],
+        ),
+        "automod[0].actions[0].channel",
+        "AutoMod rule 'Links' alerts channel 'mod-log', which no staff role can view: allow VIEW_CHANNEL there to the "
+        "roles that moderate.",
+        server(
+            channels=[
+                {
+                    "name": "mod-log",
+                    "overwrites": [
+                        {"role": "@everyone", "deny": ["VIEW_CHANNEL"]},
+                        {"role": "Mods", "allow": ["VIEW_CHANNEL"]},
+                    ],
+                }
+            ],
+            automod=[
+                {
+                    "name": "Links",
+                    "trigger": "keyword",
+                    "keywords": ["x"],
+                    "actions": [{"type": "alert", "channel": "mod-log"}],
+                }
+            ],
+        ),
+    ),
+    Case(
+        "automod-rule-exempting-everyone",
+        "automod-exempts-everyone",
+        server(
+            automod=[
+                {"name": "Links", "trigger": "spam", "actions": [{"type": "block"}], "exempt_roles": ["@everyone"]}
+            ]
+        ),
+        "automod[0].exempt_roles[0]",
+        "AutoMod rule 'Links' exempts @everyone, so it applies to no one: exempt staff roles instead.",
+        server(
+            automod=[{"name": "Links", "trigger": "spam", "actions": [{"type": "block"}], "exempt_roles": ["Mods"]}]
+        ),
+    ),
+    Case(
+        "onboarding-handing-out-a-moderator-role",
+        "onboarding-dangerous-role",
+        server(onboarding={"prompts": [{"title": "Role?", "options": [{"title": "Mod", "roles": ["Mods"]}]}]}),
+        "onboarding.prompts[0].options[0].roles[0]",
+        "Onboarding hands out role 'Mods', which grants KICK_MEMBERS, MANAGE_MESSAGES: anyone who joins may pick it, "
+        "as if @everyone held it; hand out a role without them.",
+        server(onboarding={"prompts": [{"title": "Role?", "options": [{"title": "Member", "roles": ["Members"]}]}]}),
+    ),
 )
 
 

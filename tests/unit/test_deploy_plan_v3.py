@@ -12,9 +12,10 @@ from svcconf.config import ServerConfig
 from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.plan import plan_deployment
 from svcconf.deploy_engine.preflight import preflight_problems
+from svcconf.deploy_engine.prune import confirmed_fingerprints
 from svcconf.deploy_engine.steps import ChannelStep, DeleteStep, GuildStep, ReorderChannels, ReorderRoles, RoleStep
 from svcconf.errors import field_path
-from tests.helpers.live_guilds import GUILD_ID, GuildBuilder
+from tests.helpers.live_guilds import GUILD_ID, GuildBuilder, overwrite
 
 
 def server() -> tuple[GuildBuilder, dict[str, str]]:
@@ -278,8 +279,20 @@ def test_the_plan_id_is_stable_for_the_same_server_and_changes_with_what_the_pla
 
     assert first.plan_id == again.plan_id
     assert first.plan_id.startswith("plan_")
+    assert len(first.plan_id) == len("plan_") + 32
     assert later.plan_id != first.plan_id
     assert other_guild.plan_id != first.plan_id
+    # v4: the caller's, and every step's payload: plans that show the same items but would write differently differ
+    assert first.model_copy(update={"caller_id": "1191000000000000101"}).plan_id != first.plan_id
+    quiet = ServerConfig.model_validate({"name": "Community", "roles": [{"name": "Crew", "permissions": []}]})
+    loud = ServerConfig.model_validate(
+        {"name": "Community", "roles": [{"name": "Crew", "permissions": ["KICK_MEMBERS"]}]}
+    )
+    live = GuildBuilder().build()
+    quiet_plan, loud_plan = plan_deployment(live, quiet), plan_deployment(live, loud)
+    assert [i.model_dump() for i in quiet_plan.items] == [i.model_dump() for i in loud_plan.items]
+    assert quiet_plan.plan_id != loud_plan.plan_id
+    assert plan_deployment(live, quiet).plan_id == quiet_plan.plan_id
 
 
 def test_deletes_go_first_when_the_channel_cap_leaves_no_room_for_the_creations():
@@ -307,6 +320,42 @@ def test_a_channel_moved_out_of_a_private_category_leaves_its_overwrites_behind(
 
     [step] = [s for s in plan.steps if isinstance(s, ChannelStep)]
     assert (step.parent, step.base_overwrites, step.replaces_overwrites) == ("category:public", [], True)
+    # an access change, shown as one: the overwrite it leaves behind is an item of its own, and no object deleted
+    left = [i for i in plan.items if i.kind == "overwrite" and i.action != "keep"]
+    assert [(i.name, i.action, i.field, i.owner, i.note) for i in left] == [
+        (
+            "Public / notes → @everyone",
+            "delete",
+            "categories[1].channels[0].overwrites",
+            step.key,
+            "the move leaves behind what the channel had from its old category",
+        )
+    ]
+    assert [(c.field, c.old, c.new) for c in left[0].changes] == [
+        ("permissions", {"allow": [], "deny": ["VIEW_CHANNEL"]}, None)
+    ]
+    assert step.rewritten_keys == [left[0].key] == [f"overwrite:{step.key}:{GUILD_ID}"]
+    assert plan.deletes() == []
+
+
+def test_a_moved_channels_left_behind_overwrites_name_their_role_or_member():
+    guild = GuildBuilder()
+    mods = guild.role("Mods")
+    member = "1191000000000007777"
+    private = [
+        {"id": mods, "type": 0, "allow": "1024", "deny": "0"},
+        {"id": member, "type": 1, "allow": "1024", "deny": "0"},
+        {"id": "1191000000000006666", "type": 0, "allow": "1024", "deny": "0"},  # a role gone since
+    ]
+    staff = guild.category("Staff", overwrites=private)
+    guild.channel("notes", parent=staff, overwrites=private)
+    config = exported(guild)
+    config["channels"].append(category(config, "Staff")["channels"].pop())
+
+    plan = plan_deployment(guild.build(), ServerConfig.model_validate(config))
+
+    names = [i.name for i in plan.items if i.kind == "overwrite" and i.action == "delete"]
+    assert names == ["notes → Mods", f"notes → member {member}", "notes → 1191000000000006666"]
 
 
 def test_deletes_go_first_when_a_category_would_pass_fifty_channels_before_them():
@@ -330,3 +379,47 @@ def test_deletes_go_first_when_a_category_would_pass_fifty_channels_before_them(
     assert ops[3:6] == ["create_channel"] * 3
     assert [p.field for p in preflight_problems(guild.build(), kept)] == ["categories[0].channels"]
     assert preflight_problems(guild.build(), plan) == []
+
+
+def test_a_confirmed_deletion_of_an_object_changed_since_is_kept_and_named_and_an_unchanged_one_is_deleted():
+    # Given a plan confirmed to delete Mods and Member, as they were then
+    guild, ids = server()
+    config = ServerConfig.model_validate({**exported(guild), "roles": []})
+    confirmed = [ids["Mods"], ids["Member"]]
+    prints = confirmed_fingerprints(guild.build(), confirmed)
+    # When someone renames Mods before the deploy resumes
+    renamed = guild.build()
+    renamed = renamed.model_copy(
+        update={
+            "roles": [r.model_copy(update={"name": "Helpers"}) if r.id == ids["Mods"] else r for r in renamed.roles]
+        }
+    )
+
+    plan = plan_deployment(renamed, config, prune=True, confirmed_deletes=confirmed, confirmed_fingerprints=prints)
+
+    # Then Member is deleted, and Mods is kept, named in the plan's `kept` with what changed
+    assert [s.object_id for s in plan.steps if isinstance(s, DeleteStep)] == [ids["Member"]]
+    assert [(item.id, item.action, item.note) for item in plan.kept] == [
+        (ids["Mods"], "keep", "changed since its deletion was confirmed (name): kept")
+    ]
+
+
+def test_a_move_out_of_a_private_category_names_each_overwrite_it_leaves_behind_and_none_it_keeps():
+    # Given `plans` in the private Vault, synced with it: Mods may view, Member may view, @everyone may not
+    guild = GuildBuilder()
+    mods, member = guild.role("Mods", "KICK_MEMBERS"), guild.role("Member", position=1)
+    rules = [overwrite(mods, allow=("VIEW_CHANNEL",)), overwrite(member, allow=("VIEW_CHANNEL",))]
+    vault = guild.category("Vault", overwrites=[*rules, overwrite(GUILD_ID, deny=("VIEW_CHANNEL",))])
+    plans = guild.channel("plans", parent=vault, overwrites=[*rules, overwrite(GUILD_ID, deny=("VIEW_CHANNEL",))])
+    config = exported(guild)
+    # When the configuration moves it to the top level keeping only Mods' rule (the first of its overwrites)
+    moved = next(channel for channel in category(config, "Vault")["channels"] if channel["id"] == plans)
+    category(config, "Vault")["channels"].remove(moved)
+    moved["overwrites"] = [{"role": "Mods", "allow": ["VIEW_CHANNEL"]}]
+    config.setdefault("channels", []).append(moved)
+
+    plan = plan_deployment(guild.build(), ServerConfig.model_validate(config))
+
+    # Then the two rules it leaves behind are items of their own, and the one it keeps is not
+    left = [(item.name, item.action) for item in plan.items if item.kind == "overwrite" and item.action == "delete"]
+    assert left == [("plans → Member", "delete"), ("plans → @everyone", "delete")]

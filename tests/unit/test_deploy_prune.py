@@ -9,9 +9,9 @@ import pytest
 
 from svcconf.config import MAX_CHANNELS, MAX_CHANNELS_PER_CATEGORY, MAX_ROLES, ServerConfig
 from svcconf.deploy_engine.plan import plan_deployment
-from svcconf.deploy_engine.prune import MESSAGES_LOST, deletion_warnings
+from svcconf.deploy_engine.prune import MESSAGES_LOST, confirmed_fingerprints, deletion_warnings
 from svcconf.deploy_engine.steps import PlanItem
-from tests.helpers.live_guilds import BOT_ROLE_ID, GUILD_ID, GuildBuilder
+from tests.helpers.live_guilds import BOT_ROLE_ID, GUILD_ID, GuildBuilder, overwrite
 
 
 def deletes_first(plan, kind: str) -> bool:
@@ -192,3 +192,58 @@ def test_channel_deletions_go_first_only_when_new_channels_would_pass_their_cate
     plan = plan_deployment(guild.build(), ServerConfig.model_validate(body), prune=True)
 
     assert deletes_first(plan, "channel") is first
+
+
+# ---------------------------------------------------------------- a confirmed deletion, re-checked at resume (v4)
+
+
+def confirmed_guild() -> tuple[GuildBuilder, dict[str, str]]:
+    guild = GuildBuilder()
+    ids = {
+        "Temp": guild.role("Temp", "SEND_MESSAGES"),
+        "old-news": guild.channel("old-news", topic="2024"),
+    }
+    ids["chat"] = guild.channel("chat", overwrites=[overwrite(ids["Temp"], allow=("SEND_MESSAGES",))])
+    return guild, ids
+
+
+def test_a_confirmed_deletion_goes_while_its_object_is_as_confirmed_and_is_kept_and_named_once_it_changed():
+    guild, ids = confirmed_guild()
+    live = guild.build()
+    config = ServerConfig.model_validate({"name": "Community"})
+    confirmed = list(ids.values())
+    prints = confirmed_fingerprints(live, [*confirmed, "1191000000000009999"])  # an id gone since: no fingerprint
+    assert set(prints) == set(confirmed)
+
+    # As confirmed (positions aside, and chat's overwrite for Temp, which goes with Temp): all three go
+    moved = live.model_copy(
+        update={
+            "channels": [
+                c.model_copy(update={"position": c.position + 3, "permission_overwrites": []}) for c in live.channels
+            ],
+        }
+    )
+    plan = plan_deployment(moved, config, prune=True, confirmed_deletes=confirmed, confirmed_fingerprints=prints)
+    assert {step.object_id for step in plan.steps} == set(confirmed)
+    assert plan.kept == []
+
+    # Renamed and repurposed, or given other permissions, since: kept, each named with what changed
+    changed = live.model_copy(
+        update={
+            "roles": [r.model_copy(update={"permissions": "8"}) if r.id == ids["Temp"] else r for r in live.roles],
+            "channels": [
+                c.model_copy(update={"name": "events", "topic": "This week"}) if c.id == ids["old-news"] else c
+                for c in live.channels
+            ],
+        }
+    )
+    plan = plan_deployment(changed, config, prune=True, confirmed_deletes=confirmed, confirmed_fingerprints=prints)
+    assert [step.object_id for step in plan.steps] == [ids["chat"]]
+    assert [(i.field, i.key) for i in plan.kept] == [("", f"delete:{ids['old-news']}"), ("", f"delete:{ids['Temp']}")]
+    assert [(i.kind, i.name, i.action, i.id, i.note) for i in plan.kept] == [
+        ("channel", "events", "keep", ids["old-news"], "changed since its deletion was confirmed (name, topic): kept"),
+        ("role", "Temp", "keep", ids["Temp"], "changed since its deletion was confirmed (permissions): kept"),
+    ]
+    # Without fingerprints (a deployment queued before they were kept): the confirmed ids alone decide
+    plan = plan_deployment(changed, config, prune=True, confirmed_deletes=confirmed)
+    assert {step.object_id for step in plan.steps} == set(confirmed)

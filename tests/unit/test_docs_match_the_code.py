@@ -10,7 +10,7 @@ from typing import get_args
 from functions.deployToChat import app as deploy_app
 
 ROOT = Path(__file__).resolve().parents[2]
-NUMBERS = {"four": 4, "five": 5, "six": 6, "seven": 7}
+NUMBERS = {"four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 
 
 def pinned_packages() -> int:

@@ -275,6 +275,93 @@ def test_at_exactly_the_days_tokens_the_next_turn_is_refused(clock, monkeypatch)
         limits.ai_turn(ANA).__enter__()
 
 
+def test_a_turn_reserves_before_its_calls_and_keeps_only_what_they_reported(clock, monkeypatch) -> None:
+    limit_to(monkeypatch, SVC_AI_TOKENS_PER_DAY=10_000)
+    with limits.ai_turn(ANA) as tokens:
+        tokens.reserve(6_000)
+        assert items()[f"ai-tokens#ana#{DAY_START}"]["used"] == 6_000  # held while the turn runs
+        call_using(TokenUsage(input_tokens=2_500, output_tokens=500))
+    assert items()[f"ai-tokens#ana#{DAY_START}"] == {"used": 3_000, "expiration": DAY_START + 86_400 + 3_600}
+    assert tokens.reserved == 6_000
+
+
+def test_a_turn_that_reserves_twice_holds_both_and_settles_both(clock, monkeypatch) -> None:
+    with limits.ai_turn(ANA) as tokens:
+        tokens.reserve(1_000)
+        tokens.reserve(500)
+        call_using(TokenUsage(input_tokens=200))
+    assert tokens.reserved == 1_500
+    assert items()[f"ai-tokens#ana#{DAY_START}"]["used"] == 200
+
+
+def test_a_turn_that_spent_exactly_its_reservation_or_nothing_writes_and_logs_no_settlement(clock, caplog) -> None:
+    with limits.ai_turn(ANA) as tokens:
+        tokens.reserve(300)
+        call_using(TokenUsage(input_tokens=300))
+    with limits.ai_turn(ANA):
+        pass
+    assert items()[f"ai-tokens#ana#{DAY_START}"]["used"] == 300
+    assert [r for r in caplog.records if r.getMessage() == "ai tokens counted"] == []
+
+
+def test_a_turn_that_spends_more_than_it_reserved_counts_all_of_it(clock, monkeypatch) -> None:
+    with limits.ai_turn(ANA) as tokens:
+        tokens.reserve(100)
+        call_using(TokenUsage(input_tokens=150))
+    assert items()[f"ai-tokens#ana#{DAY_START}"]["used"] == 150
+
+
+def test_two_reservations_that_pass_the_day_together_refuse_the_second_and_give_its_turn_back(
+    clock, monkeypatch
+) -> None:
+    limit_to(monkeypatch, SVC_AI_TOKENS_PER_DAY=10_000)
+    with limits.ai_turn(ANA) as first:
+        first.reserve(6_000)
+        with pytest.raises(LimitReached) as refused, limits.ai_turn(ANA) as second:
+            second.reserve(4_001)
+        assert refused.value.extra["limit"] == "SVC_AI_TOKENS_PER_DAY"
+        assert items()[f"ai-turns#ana#{MINUTE_START}"]["used"] == 1  # the refused turn gave its turn back
+        with limits.ai_turn(ANA) as third:
+            third.reserve(4_000)  # exactly what is left: a smaller reservation is not refused for the day
+        call_using(TokenUsage(input_tokens=1_000))
+    assert items()[f"ai-tokens#ana#{DAY_START}"]["used"] == 1_000
+    assert items()[f"ai-turns#ana#{MINUTE_START}"]["used"] == 2
+
+
+def test_a_turn_refused_for_another_limit_or_after_a_call_keeps_its_turn(clock, monkeypatch) -> None:
+    limit_to(monkeypatch, SVC_AI_TOKENS_PER_DAY=10_000)
+
+    def reserving_after_a_call() -> None:
+        with limits.ai_turn(ANA) as tokens:
+            call_using(TokenUsage(input_tokens=10))
+            tokens.reserve(20_000)
+
+    with pytest.raises(LimitReached):
+        reserving_after_a_call()
+    with pytest.raises(LimitReached), limits.ai_turn(ANA):
+        raise LimitReached("another limit", limit="SVC_PLATFORM_READS_PER_MINUTE", retry_after=1, frees_at="x")
+    assert items()[f"ai-turns#ana#{MINUTE_START}"]["used"] == 2
+    assert items()[f"ai-tokens#ana#{DAY_START}"]["used"] == 10
+
+
+def test_a_reservation_settles_in_the_day_it_was_made_in(clock, monkeypatch) -> None:
+    with limits.ai_turn(ANA) as tokens:
+        tokens.reserve(5_000)
+        clock.now = datetime(2026, 11, 26, 0, 0, 1, tzinfo=UTC)  # the turn ends after midnight
+        call_using(TokenUsage(input_tokens=1_200))
+    assert items()[f"ai-tokens#ana#{DAY_START}"]["used"] == 1_200
+    assert f"ai-tokens#ana#{DAY_START + 86_400}" not in items()
+
+
+def test_a_refused_reservation_is_not_remembered_as_a_refusal_of_the_day(clock, monkeypatch) -> None:
+    limit_to(monkeypatch, SVC_AI_TOKENS_PER_DAY=10_000)
+    with pytest.raises(LimitReached), limits.ai_turn(ANA) as tokens:
+        tokens.reserve(20_000)
+    assert limits._refused_until == {}
+    with limits.ai_turn(ANA) as tokens:
+        tokens.reserve(9_000)
+
+
 def test_spend_counts_past_the_limit_and_answers_the_windows_total(clock) -> None:
     assert limits.spend(limits.AI_TOKENS, ANA, 700) == 700
     assert limits.spend(limits.AI_TOKENS, ANA, 2_000_000) == 2_000_700

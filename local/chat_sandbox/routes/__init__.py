@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from local.chat_sandbox import oauth
+from local.chat_sandbox import audit, oauth
 from local.chat_sandbox.protocol import Call
-from local.chat_sandbox.routes import channels, guilds, invites, members, templates, users
+from local.chat_sandbox.routes import channels, community, guilds, invites, member_roles, members, templates, users
 
 if TYPE_CHECKING:
     from local.chat_sandbox.state import SandboxState
@@ -38,6 +38,7 @@ ROUTES = [
     Route("GET", "/invites/{code}", invites.get_invite, "optional"),
     Route("GET", "/guilds/templates/{code}", templates.get_template, "optional"),
     Route("POST", "/oauth2/token", oauth.token, "client"),
+    Route("GET", "/oauth2/authorize", oauth.authorize, "any"),
     Route("GET", "/users/@me", users.get_me, "any"),
     Route("GET", "/users/@me/guilds", users.get_my_guilds, "any"),
     Route("GET", "/guilds/{guild_id}", guilds.get_guild, "bot"),
@@ -56,6 +57,20 @@ ROUTES = [
     Route("PUT", "/channels/{channel_id}/permissions/{overwrite_id}", channels.put_overwrite, "bot"),
     Route("DELETE", "/channels/{channel_id}/permissions/{overwrite_id}", channels.delete_overwrite, "bot"),
     Route("GET", "/guilds/{guild_id}/members/{user_id}", members.get_member, "bot"),
+    Route("GET", "/guilds/{guild_id}/members", member_roles.list_members, "bot"),
+    Route("PUT", "/guilds/{guild_id}/members/{user_id}/roles/{role_id}", member_roles.add_member_role, "bot"),
+    Route("DELETE", "/guilds/{guild_id}/members/{user_id}/roles/{role_id}", member_roles.remove_member_role, "bot"),
+    Route("GET", "/guilds/{guild_id}/audit-logs", audit.list_audit_log, "bot"),
+    # v4: onboarding, AutoMod and the welcome screen (routes/community.py)
+    Route("GET", "/guilds/{guild_id}/onboarding", community.get_onboarding, "bot"),
+    Route("PUT", "/guilds/{guild_id}/onboarding", community.put_onboarding, "bot"),
+    Route("GET", "/guilds/{guild_id}/auto-moderation/rules", community.list_rules, "bot"),
+    Route("POST", "/guilds/{guild_id}/auto-moderation/rules", community.create_rule, "bot"),
+    Route("GET", "/guilds/{guild_id}/auto-moderation/rules/{rule_id}", community.get_rule, "bot"),
+    Route("PATCH", "/guilds/{guild_id}/auto-moderation/rules/{rule_id}", community.modify_rule, "bot"),
+    Route("DELETE", "/guilds/{guild_id}/auto-moderation/rules/{rule_id}", community.delete_rule, "bot"),
+    Route("GET", "/guilds/{guild_id}/welcome-screen", community.get_welcome_screen, "bot"),
+    Route("PATCH", "/guilds/{guild_id}/welcome-screen", community.modify_welcome_screen, "bot"),
 ]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from local.chat_sandbox.access import (
+    actor_id,
     bot_guild,
     guild_role,
     require,
@@ -70,6 +71,7 @@ def create_role(state: SandboxState, call: Call) -> tuple[int, Any]:
     bot_permissions = require(state, guild, MANAGE_ROLES)
     body = parse(call, RoleBody)
     _require_role_icons(guild, body)
+    colours = _colours(guild, body)
     if len(guild["roles"]) >= MAX_ROLES:
         raise error(400, 30005, f"Maximum number of server roles reached ({MAX_ROLES})")
     everyone = int(guild["roles"][guild["id"]]["permissions"])
@@ -88,6 +90,7 @@ def create_role(state: SandboxState, call: Call) -> tuple[int, Any]:
         "mentionable": bool(body.mentionable),
         "managed": False,
         "unicode_emoji": body.unicode_emoji,
+        **colours,
     }
     guild["roles"][role["id"]] = role
     return 200, role_json(role)
@@ -97,6 +100,25 @@ def _require_role_icons(guild: Guild, body: RoleBody) -> None:
     # Role icons are a boost-level feature: without it the platform asks for more boosts.
     if body.unicode_emoji and "ROLE_ICONS" not in guild.get("features", []):
         raise error(400, 50101, "This server needs more boosts to perform this action")
+
+
+# The platform's fixed holographic set: sending tertiary_color enforces it [docs; obs: any other set fails].
+HOLOGRAPHIC = {"primary_color": 11127295, "secondary_color": 16759788, "tertiary_color": 16761760}
+
+
+def _colours(guild: Guild, body: RoleBody) -> dict[str, Any]:
+    """What `colors` sets (`color` is ignored beside it): a gradient or holographic set needs ENHANCED_ROLE_COLORS.
+    What the platform answers without it is not documented: the sandbox refuses with 50035 naming the field."""
+    if body.colors is None:
+        return {}
+    sent = body.colors.model_dump()
+    for field in ("secondary_color", "tertiary_color"):
+        if sent[field] is not None and "ENHANCED_ROLE_COLORS" not in guild.get("features", []):
+            message = "This server cannot use gradient role colors."
+            raise invalid_form({"colors": {field: field_error("BASE_TYPE_INVALID", message)}})
+    if sent["tertiary_color"] is not None and sent != HOLOGRAPHIC:
+        raise invalid_form({"colors": field_error("BASE_TYPE_INVALID", "Invalid holographic role colors.")})
+    return {"color": sent["primary_color"] or 0, **{f: sent[f] for f in ("secondary_color", "tertiary_color")}}
 
 
 def _require_editable(state: SandboxState, guild: Guild, role: dict[str, Any]) -> None:
@@ -115,7 +137,10 @@ def modify_role(state: SandboxState, call: Call) -> tuple[int, Any]:
     body = parse(call, RoleBody)
     _require_editable(state, guild, role)
     _require_role_icons(guild, body)
-    changes = body.model_dump(exclude_none=True)  # null leaves a field as it is, but for the emoji: it removes it
+    colours = _colours(guild, body)
+    changes = (
+        body.model_dump(exclude_none=True, exclude={"colors"}) | colours
+    )  # null leaves a field as it is, but for the emoji: it removes it
     if "unicode_emoji" in body.model_fields_set and body.unicode_emoji is None:
         changes["unicode_emoji"] = None
     if "permissions" in changes:
@@ -156,7 +181,7 @@ def reorder_roles(state: SandboxState, call: Call) -> tuple[int, Any]:
     guild = bot_guild(state, call.params["guild_id"])
     require(state, guild, MANAGE_ROLES)
     items = parse(call, ROLE_POSITIONS)
-    ceiling = top_position(guild, state.bot["id"])
+    ceiling = top_position(guild, actor_id(state))
     for item in items:
         role = guild_role(guild, item.id)
         if item.position is None or role["id"] == guild["id"]:

@@ -1,4 +1,4 @@
-"""A user's chat-platform account: signing in (OAuth code exchange), linking, and listing their servers.
+"""A user's chat-platform account: the link to the bearer user (svcconf.accounts.sign_in makes it), and their servers.
 
 The link (identity and tokens) is stored per bearer user; tokens are refreshed when expired or refused.
 The platform rotates refresh tokens (one use each), so two requests of one user that refresh at once would
@@ -22,7 +22,7 @@ from svcconf.api.auth import BearerUser
 from svcconf.chat import ChatClient, InvalidGrant, InvalidUserToken, PartialGuild, TokenGrant, get_chat_client
 from svcconf.clock import utc_now
 from svcconf.errors import BadRequest, Forbidden
-from svcconf.observability import logger
+from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 from svcconf.store.chat_cache import ChatCacheRepository
 from svcconf.store.chat_links import ChatLink, ChatLinkRepository
@@ -40,6 +40,13 @@ BOT_GUILDS_REFRESH_LEASE_SECONDS = 15  # one getChatGuilds invocation's timeout:
 
 class NotLinked(BadRequest):
     default_message = "Sign in with the chat platform again: no usable chat account is linked to this user."
+
+
+class LinkRefused(NotLinked):
+    default_message = (
+        "Sign in with the chat platform again: the chat platform refused this account's sign-in (revoked, or the "
+        "app was removed), and it is not asked again until you sign in anew."
+    )
 
 
 class ChatIdentity(BaseModel):
@@ -61,7 +68,7 @@ class GuildSummary(BaseModel):
     bot_present: bool = Field(description="The service's bot is a member of the server.")
 
 
-def _repository() -> ChatLinkRepository:
+def chat_links() -> ChatLinkRepository:
     settings = get_settings()
     return ChatLinkRepository(settings.chat_links_table, settings.kms_key_id or "")
 
@@ -83,45 +90,25 @@ def _link(
     )
 
 
-def sign_in(code: str, redirect_uri: str, user: BearerUser | None) -> ChatIdentity:
-    """Exchanges the OAuth code; links the identity and its tokens to the bearer user when there is one."""
-    if redirect_uri not in get_settings().chat_redirect_uris:
-        raise BadRequest.for_field("redirect_uri", "is not one of this service's registered redirect URIs")
-    client = get_chat_client()
-    try:
-        grant = client.exchange_code(code, redirect_uri)
-    except InvalidGrant as refused:
-        raise BadRequest.for_field(
-            "code", "was refused by the chat platform (expired, already used, or issued for another redirect_uri)"
-        ) from refused
-    access_token = grant.access_token.get_secret_value()
-    chat_user = client.get_current_user(access_token)
-    if user is not None:
-        _repository().save(_link(user, grant, chat_user.id, chat_user.username, previous=None))
-    return ChatIdentity(
-        email=chat_user.email,
-        chatUserId=chat_user.id,
-        chatUsername=chat_user.username,
-        chatAvatar=chat_user.avatar_url(),
-        chatAccessToken=access_token,
-        linked=user is not None,
-    )
+def new_link(user: BearerUser, grant: TokenGrant, chat_user_id: str, chat_username: str) -> ChatLink:
+    """A sign-in's link: the identity and its tokens, for the bearer user (svcconf.accounts.sign_in)."""
+    return _link(user, grant, chat_user_id, chat_username, previous=None)
 
 
 def _refreshed(client: ChatClient, user: BearerUser, link: ChatLink) -> ChatLink:
     """The link with fresh tokens: ours from the platform, or, if another request refreshed first, theirs."""
     if link.refresh_token is None:
-        raise NotLinked()
+        raise _dead(link)
     try:
         grant = client.refresh_token(link.refresh_token.get_secret_value())
     except InvalidGrant as refused:
         newer = _link_stored_after(user, link)
         if newer is None:
-            raise NotLinked() from refused
+            raise _dead(link) from refused
         logger.info("another request refreshed the chat tokens first: using theirs")
         return newer
     fresh = _link(user, grant, link.chat_user_id, link.chat_username, previous=link)
-    saved = _repository().save_if_unchanged(fresh, read=link)
+    saved = chat_links().save_if_unchanged(fresh, read=link)
     if saved is None:
         # Stored meanwhile by another request (a new sign-in, or a refresh the platform also granted): theirs
         # stays; ours is valid too and serves this request.
@@ -130,9 +117,18 @@ def _refreshed(client: ChatClient, user: BearerUser, link: ChatLink) -> ChatLink
     return saved
 
 
+def _dead(link: ChatLink) -> LinkRefused:
+    """The platform refused the link for good: marked, so that later requests answer 400 without asking it again
+    (a sign-in stored meanwhile is not marked)."""
+    chat_links().mark_refused(link, utc_now())
+    logger.info("the chat platform refused the link's refresh: marked until the user signs in again")
+    metrics.add_metric(name="ChatLinkRefused", unit="Count", value=1)
+    return LinkRefused()
+
+
 def _link_stored_after(user: BearerUser, link: ChatLink) -> ChatLink | None:
     """The user's link once another request has stored a newer one, waiting a moment for it; else None."""
-    repository = _repository()
+    repository = chat_links()
     deadline = time.monotonic() + budget.clip(CONCURRENT_REFRESH_WAIT_SECONDS)
     while True:
         revision = repository.revision(user.sub)
@@ -147,9 +143,11 @@ def _link_stored_after(user: BearerUser, link: ChatLink) -> ChatLink | None:
 
 def _user_guilds(user: BearerUser) -> tuple[ChatLink, list[PartialGuild]]:
     """The user's link and their guilds, as the platform lists them for the user's own token."""
-    link = _repository().get(user.sub)
+    link = chat_links().get(user.sub)
     if link is None:
         raise NotLinked()
+    if link.refused_at is not None:
+        raise LinkRefused()  # the platform refused it already: not asked again until a new sign-in
     client = get_chat_client()
     if link.expires_at <= utc_now() + EXPIRY_MARGIN:
         link = _refreshed(client, user, link)
@@ -160,7 +158,7 @@ def _user_guilds(user: BearerUser) -> tuple[ChatLink, list[PartialGuild]]:
         try:
             return link, client.get_current_user_guilds(link.access_token.get_secret_value())
         except InvalidUserToken as refused:
-            raise NotLinked() from refused
+            raise _dead(link) from refused
 
 
 def bot_guild_ids(client: ChatClient) -> frozenset[str]:

@@ -26,6 +26,12 @@ PUNCTUATION_PER_TOKEN = 1.5
 SPACES_PER_TOKEN = 10.0
 # A message's own envelope in the request: its role, its block's type, the separators.
 MESSAGE_OVERHEAD_TOKENS = 12
+# What a file given to the model by URL costs at most (the provider reads it; the service never fetches it): an
+# image at the provider's cap for one image, a PDF at 2,000 tokens a page for the 20 pages the service allows.
+IMAGE_TOKENS = 1_600
+PDF_PAGE_TOKENS = 2_000
+PDF_MAX_PAGES = 20
+PDF_TOKENS = PDF_PAGE_TOKENS * PDF_MAX_PAGES
 
 
 def _covered(pattern: re.Pattern[str], text: str) -> int:
@@ -49,6 +55,17 @@ def estimated_tokens(text: str) -> int:
     return round(estimate)
 
 
+def estimated_value_tokens(value: Any) -> int:
+    """The tokens of a value as the prompt carries it (compact JSON; a string as it is)."""
+    return estimated_tokens(_text(value))
+
+
+def file_block_tokens(block: Any) -> int:
+    """What a message's file block costs at most: its allowance (an image, a PDF); 0 for any other block."""
+    kind = block.get("type") if isinstance(block, dict) else None
+    return IMAGE_TOKENS if kind == "image" else PDF_TOKENS if kind == "document" else 0
+
+
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -56,10 +73,13 @@ def _text(value: Any) -> str:
 def estimated_request_tokens(
     system: str, messages: Sequence[Mapping[str, Any]], output_config: Mapping[str, Any] | None = None
 ) -> int:
-    """The input tokens of a Messages API request: its system prompt, its messages' blocks, its output schema."""
+    """The input tokens of a Messages API request: its system prompt, its messages' blocks (a file at its allowance),
+    its output schema."""
     total = estimated_tokens(system) + (estimated_tokens(_text(output_config)) if output_config else 0)
     for message in messages:
         content = message.get("content")
         blocks = content if isinstance(content, list) else [content]
-        total += MESSAGE_OVERHEAD_TOKENS + sum(estimated_tokens(_text(block)) for block in blocks)
+        total += MESSAGE_OVERHEAD_TOKENS + sum(
+            estimated_tokens(_text(block)) + file_block_tokens(block) for block in blocks
+        )
     return total

@@ -33,6 +33,7 @@ INVALID_BEARER = "The bearer token is invalid."
 class BearerUser(BaseModel):
     sub: str
     role: str | None = None
+    iss: str | None = None  # the token's issuer when it names one (a sign-in's state is bound to sub and iss)
 
     model_config = {"frozen": True}
 
@@ -88,10 +89,12 @@ def verify_bearer_token(token: str) -> BearerUser:
         raise Unauthorized("The bearer token has expired.") from exc
     except jwt.PyJWTError as exc:  # InvalidTokenError, and InvalidKeyError for a key that does not fit the token
         raise Unauthorized(INVALID_BEARER) from exc
-    subject, role = claims.get("sub"), claims.get("role")
+    subject, role, issuer = claims.get("sub"), claims.get("role"), claims.get("iss")
     if not isinstance(subject, str) or not subject.strip():
         raise Unauthorized(INVALID_BEARER)
-    return BearerUser(sub=subject, role=role if isinstance(role, str) else None)
+    return BearerUser(
+        sub=subject, role=role if isinstance(role, str) else None, iss=issuer if isinstance(issuer, str) else None
+    )
 
 
 def bearer_user(request: Request) -> BearerUser:
@@ -118,8 +121,9 @@ def optional_bearer_user(request: Request) -> BearerUser | None:
 
 
 def bot_caller(request: Request) -> BotCaller:
-    """Dependency: the bot, proven by x-bot-token; 403 when missing or wrong (compared in constant time)."""
-    expected = get_settings().resolved_bot_token()
+    """Dependency: the bot, proven by x-bot-token; 403 when missing or wrong (compared in constant time). The key is
+    the bot's own API key when the operator set one (`SVC_BOT_API_KEY`), else the platform's bot token."""
+    expected = get_settings().resolved_bot_api_key()
     if not expected:
         logger.error("the bot token is not configured (SVC_BOT_TOKEN or SVC_BOT_TOKEN_SECRET_ID)")
         raise ServiceUnavailable("Bot authentication is not configured.")

@@ -82,6 +82,7 @@ def _deployment(kind: str, status: str, **fields: Any) -> dict[str, Any]:
         "wait_reason": None,
         "warnings": [],
         "config": None,
+        "history": None,
         **fields,
     }
 
@@ -112,10 +113,45 @@ DEPLOY_REQUESTS: dict[str, Any] = {
         "config": SAMPLE_CONFIG,
     },
     "info": {"action": "info", "project_id": "sample-project"},
+    "infoOfOne": {"action": "info", "project_id": "sample-project", "deployment_id": "dp_01a20e188a0e2d24b4c3"},
     "rollback": {"action": "rollback", "project_id": "sample-project", "guild_id": GUILD_ID},
+    "rollbackOfOne": {"action": "rollback", "deployment_id": "dp_01a20e188a0e2d24b4c3"},
+    "cancel": {"action": "cancel", "deployment_id": "dp_01a20e1c5d7e10b2f4a1"},
+    "cancelCurrent": {"action": "cancel", "guild_id": GUILD_ID},
     "rollbackPlan": {"action": "rollback", "project_id": "sample-project", "dry_run": True},
     "export": {"action": "export", "guild_id": GUILD_ID},
     "import": {"action": "import", "template": "https://discord.new/svcPlainClub"},
+    "importData": {
+        "action": "import",
+        "data": {
+            "name": "Plain Club",
+            "roles": [
+                {
+                    "name": "Helpers",
+                    "color": "#3498DB",
+                    "hoist": True,
+                    "permissions": "8192",
+                    "mentionable": False,
+                    "position": 1,
+                    "isEveryone": False,
+                },
+                {
+                    "name": "@everyone",
+                    "color": "#000000",
+                    "hoist": False,
+                    "permissions": "104324673",
+                    "mentionable": False,
+                    "position": 0,
+                    "isEveryone": True,
+                },
+            ],
+            "channels": {
+                "categories": [],
+                "others": [{"type": "GUILD_TEXT", "name": "bienvenue", "permissions": [], "messages": []}],
+            },
+            "bans": [{"id": "1191000000000009001", "reason": "spam"}],
+        },
+    },
 }
 # A plan's delete item and its id, as the dry run and svcAiChat on a live guild show them.
 MEMES_DELETED = {
@@ -161,9 +197,42 @@ DEPLOY_PLANNED: dict[str, Any] = {
         }
     ],
 }
+DEPLOY_HISTORY: list[dict[str, Any]] = [
+    {
+        "deployment_id": "dp_01a20e188a0e2d24b4c3",
+        "kind": "deploy",
+        "status": "succeeded",
+        "created_at": "2026-11-24T15:06:58.958205Z",
+        "finished_at": "2026-11-24T15:06:59.205820Z",
+        "result": "Created 2 roles, 2 categories, 3 channels, 4 overwrites; updated nothing.",
+    },
+    {
+        "deployment_id": "dp_01a20d2f0c3b7a9e51d2",
+        "kind": "deploy",
+        "status": "cancelled",
+        "created_at": "2026-11-23T09:12:01.114503Z",
+        "finished_at": "2026-11-23T10:40:17.530921Z",
+        "result": "Cancelled by chat user 1191000000000000101. Created 1 role; updated nothing.",
+    },
+]
 DEPLOY_ANSWERS: dict[str, Any] = {
     "info": _deployment(
-        "deploy", "succeeded", backup_id="bk_01a20e188acb1bc73d2588", finished_at="2026-11-24T15:06:59.205820Z"
+        "deploy",
+        "succeeded",
+        backup_id="bk_01a20e188acb1bc73d2588",
+        finished_at="2026-11-24T15:06:59.205820Z",
+        history=DEPLOY_HISTORY,
+    ),
+    "cancel": _deployment(
+        "deploy",
+        "cancelled",
+        deployment_id="dp_01a20e1c5d7e10b2f4a1",
+        backup_id="bk_01a20e1c5e02aa41c7e90b",
+        finished_at="2026-11-24T16:20:03.417302Z",
+        generation={
+            **_deployment("deploy", "cancelled")["generation"],
+            "result": "Cancelled by chat user 1191000000000000101. Created nothing; updated nothing.",
+        },
     ),
     "dryRun": DEPLOY_PLANNED,
     "export": {
@@ -185,6 +254,61 @@ DEPLOY_ANSWERS: dict[str, Any] = {
         },
         "warnings": [],
         "source": {"code": "svcPlainClub", "name": "Plain Club", "description": None, "usage_count": 3},
+    },
+    "importData": {
+        "status": "imported",
+        "config": {
+            "name": "Plain Club",
+            "settings": {
+                "verification_level": "none",
+                "default_notifications": "all_messages",
+                "explicit_content_filter": "disabled",
+                "afk_timeout": 300,
+                "system_channel_flags": [],
+            },
+            "everyone_permissions": [
+                "CREATE_INSTANT_INVITE",
+                "ADD_REACTIONS",
+                "STREAM",
+                "VIEW_CHANNEL",
+                "SEND_MESSAGES",
+                "SEND_TTS_MESSAGES",
+                "EMBED_LINKS",
+                "ATTACH_FILES",
+                "READ_MESSAGE_HISTORY",
+                "MENTION_EVERYONE",
+                "USE_EXTERNAL_EMOJIS",
+                "CONNECT",
+                "SPEAK",
+                "USE_VAD",
+                "CHANGE_NICKNAME",
+            ],
+            "roles": [
+                {
+                    "name": "Helpers",
+                    "color": 3447003,
+                    "hoist": True,
+                    "mentionable": False,
+                    "permissions": ["MANAGE_MESSAGES"],
+                }
+            ],
+            "categories": [],
+            "channels": [{"name": "bienvenue", "type": "text", "nsfw": False, "slowmode_seconds": 0, "overwrites": []}],
+        },
+        "warnings": [
+            {
+                "field": "bans",
+                "rule": "unrestorable",
+                "message": "bans are not part of a server's configuration: they are not restored",
+            },
+            {
+                "field": "everyone_permissions",
+                "rule": "everyone-permissions-dangerous",
+                "message": "@everyone's server-wide permissions include MENTION_EVERYONE, so every member "
+                "holds it: remove it from everyone_permissions and grant a staff role instead.",
+            },
+        ],
+        "source": {"format": "discord-backup"},
     },
 }
 DEPLOY_QUEUED: dict[str, Any] = {
@@ -214,7 +338,33 @@ BACKUP_SUMMARY: dict[str, Any] = {
     "created_at": CREATED_AT,
     "size_bytes": 170,
     "stored_bytes": 154,
+    "kind": "uploaded",
+    "format": "unknown",
+    "restorable": False,
 }
+LIVE_BACKUP_SUMMARY: dict[str, Any] = {
+    "backup_id": "bk_01a20e18912c4f0e3a77b1",
+    "guild_id": BACKUP_GUILD_ID,
+    "guild_name": "Demo Guild",
+    "label": "before the relaunch",
+    "channels_count": 14,
+    "roles_count": 6,
+    "created_at": CREATED_AT,
+    "size_bytes": 48210,
+    "stored_bytes": 6113,
+    "kind": "manual",
+    "format": "configuration",
+    "restorable": True,
+    "made_by": "1191000000000000101",
+    "digest": "sha256:5d41402abc4b2a76b9719d911017c592b3c1e0f5a6b2d6f1e2a7c4b9d0e3f182",
+    "members_count": 212,
+}
+BACKUP_PROBLEMS: list[dict[str, Any]] = [
+    {
+        "field": "roles[0].permissions",
+        "message": "matches no backup format: a configuration names permissions, the platform's objects give ids",
+    }
+]
 BACKUP_REQUESTS: dict[str, Any] = {
     "create": {
         "action": "create",
@@ -223,27 +373,77 @@ BACKUP_REQUESTS: dict[str, Any] = {
         "label": "before the relaunch",
         "backup_data": BACKUP_DATA,
     },
+    "createFromLive": {
+        "action": "create",
+        "guild_id": BACKUP_GUILD_ID,
+        "label": "before the relaunch",
+        "user_id": "1191000000000000101",
+    },
     "list": {"action": "list", "guild_id": BACKUP_GUILD_ID},
     "get": {"action": "get", "backup_id": BACKUP_ID},
+    "delete": {"action": "delete", "backup_id": BACKUP_ID, "guild_id": BACKUP_GUILD_ID},
 }
-BACKUP_CREATED: dict[str, Any] = {"create": {"action": "create", "data": BACKUP_SUMMARY}}
+BACKUP_CREATED: dict[str, Any] = {
+    "create": {
+        "action": "create",
+        "data": {**BACKUP_SUMMARY, "problems": BACKUP_PROBLEMS, "warnings": [], "pruned": []},
+    },
+    "createFromLive": {
+        "action": "create",
+        "data": {
+            **LIVE_BACKUP_SUMMARY,
+            "problems": [],
+            "warnings": [
+                {
+                    "field": "categories[2].channels[0].overwrites",
+                    "message": "an overwrite for a member is left out: a configuration names roles",
+                    "rule": "unrepresentable",
+                }
+            ],
+            "pruned": ["bk_019f3a7c5e2d41b09a8e33"],
+        },
+    },
+}
 BACKUP_ANSWERS: dict[str, Any] = {
-    "list": {"action": "list", "backups": [BACKUP_SUMMARY]},
+    "list": {"action": "list", "backups": [LIVE_BACKUP_SUMMARY, BACKUP_SUMMARY], "schedule": None},
     "get": {"action": "get", "data": {**BACKUP_SUMMARY, "backup_data": BACKUP_DATA}},
+    "delete": {"action": "delete", "data": {"backup_id": BACKUP_ID}},
 }
 
+_SIGN_IN_STATE = "m3Q0V9y7xk2W1c8Jt6pR4sLh5Gd0aZbN2fYqEeUoTiw"
 CHAT_AUTH_REQUESTS: dict[str, Any] = {
-    "signIn": {"code": "dev-code-alice", "redirect_uri": "http://127.0.0.1:5173/auth/callback"}
+    "startSignIn": {"redirect_uri": "http://127.0.0.1:5173/auth/callback"},
+    "signIn": {
+        "code": "dev-code-alice",
+        "redirect_uri": "http://127.0.0.1:5173/auth/callback",
+        "state": _SIGN_IN_STATE,
+    },
+    "identityOnly": {"code": "dev-code-alice", "redirect_uri": "http://127.0.0.1:5173/auth/callback"},
 }
 CHAT_AUTH_ANSWERS: dict[str, Any] = {
+    "startSignIn": {
+        "state": _SIGN_IN_STATE,
+        "authorize_url": "https://discord.com/oauth2/authorize?client_id=1191000000000000900&response_type=code"
+        "&redirect_uri=http%3A%2F%2F127.0.0.1%3A5173%2Fauth%2Fcallback&scope=identify+email+guilds"
+        f"&state={_SIGN_IN_STATE}&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256",
+        "expires_at": "2026-11-26T15:10:00Z",
+    },
     "signIn": {
         "email": "alice@example.com",
         "chatUserId": "1191000000000000101",
         "chatUsername": "alice",
         "chatAvatar": "https://cdn.discordapp.com/avatars/1191000000000000101/8342729096ea3675442027381ff50dfe.png",
         "chatAccessToken": "cKMHWBlwn-clldltIVm7TQuwe_dVq3AP",
+        "linked": True,
+    },
+    "identityOnly": {
+        "email": "alice@example.com",
+        "chatUserId": "1191000000000000101",
+        "chatUsername": "alice",
+        "chatAvatar": "https://cdn.discordapp.com/avatars/1191000000000000101/8342729096ea3675442027381ff50dfe.png",
+        "chatAccessToken": "cKMHWBlwn-clldltIVm7TQuwe_dVq3AP",
         "linked": False,
-    }
+    },
 }
 
 GUILDS_ANSWERS: dict[str, Any] = {

@@ -324,15 +324,23 @@ def create_app(operation: str, *, max_body_bytes: int = 256 * KIB) -> OperationR
     return OperationResolver(operation, max_body_bytes=max_body_bytes)
 
 
-def lambda_entry_point(app: OperationResolver) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+def lambda_entry_point(
+    app: OperationResolver, *, headers: Mapping[str, str] | None = None
+) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
     """The function's handler: the resolver under Logger (correlation id = API Gateway's request id) and
-    Metrics. No X-Ray SDK: Lambda's active tracing (template.yaml) records each invocation's segment."""
+    Metrics. No X-Ray SDK: Lambda's active tracing (template.yaml) records each invocation's segment. `headers`:
+    set on every answer of the operation, errors included (chatAuth's `Cache-Control: no-store`)."""
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
     @metrics.log_metrics(capture_cold_start_metric=True)
     def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         budget.start(context)
-        return app.resolve(event, context)
+        answer = app.resolve(event, context)
+        for name, value in (headers or {}).items():
+            answer.setdefault("headers", {})[name] = value
+            if "multiValueHeaders" in answer:
+                answer["multiValueHeaders"][name] = [value]
+        return answer
 
     # Powertools' handler decorators are typed to return Any: this is the function they wrap, unchanged.
     return cast("Callable[[dict[str, Any], Any], dict[str, Any]]", lambda_handler)

@@ -31,7 +31,7 @@ from svcconf.chat import ChatClient
 from svcconf.config import LintWarning, ServerConfig
 from svcconf.deploy_engine.apply import DeploymentAborted
 from svcconf.deploy_engine.live import LiveGuild
-from svcconf.deploy_engine.steps import DeleteStep, DeploymentPlan, category_key, channel_key
+from svcconf.deploy_engine.steps import DeleteStep, DeploymentPlan
 from svcconf.errors import FieldError, Forbidden
 
 __all__ = [
@@ -46,7 +46,6 @@ __all__ = [
     "caller_view",
     "check_plan",
     "dangerous_grants",
-    "hidden_problems",
     "plan_as_caller",
     "plan_refusals",
     "read_standing",
@@ -67,8 +66,10 @@ def as_caller(client: ChatClient, live: LiveGuild, chat_user_id: str) -> tuple[C
 
 
 def within_reach(standing: CallerStanding, view: CallerView, plan: DeploymentPlan) -> DeploymentPlan:
-    """A pruning plan never deletes a role at or above the caller's highest: it keeps it with a warning, as it keeps
-    one above the bot's (a caller without MANAGE_ROLES is refused every role delete by `check_plan` instead)."""
+    """The plan as this caller may make it, theirs (its `plan_id` covers their chat user id): a pruning plan never
+    deletes a role at or above the caller's highest: it keeps it with a warning, as it keeps one above the bot's (a
+    caller without MANAGE_ROLES is refused every role delete by `check_plan` instead)."""
+    plan = plan.model_copy(update={"caller_id": standing.user_id})
     if standing.owner or not standing.holds(MANAGE_ROLES):
         return plan
     roles = {role.id: role for role in view.live.roles}
@@ -104,50 +105,14 @@ def check_plan(standing: CallerStanding, view: CallerView, plan: DeploymentPlan)
         )
 
 
-def hidden_problems(view: CallerView, plan: DeploymentPlan, config: ServerConfig) -> list[FieldError]:
-    """Preflight problems: a configuration that names a channel the caller cannot view, by its id or by what the
-    plan would create where it stands (its name, type and category). Deploying it would duplicate or reveal it."""
-    hidden_ids = {channel.id for channel in view.hidden}
-    problems = [
-        FieldError(field=field, message="names a channel you cannot view in this server: leave it out")
-        for field, object_id in _configured_ids(config)
-        if object_id in hidden_ids
-    ]
-    full = {channel.id: channel for channel in [*view.live.channels, *view.hidden]}
-    hidden_keys = set()
-    for channel in view.hidden:
-        name = channel.name or ""
-        if channel.is_category:
-            hidden_keys.add(category_key(name))
-            continue
-        parent = full.get(channel.parent_id or "")
-        hidden_keys.add(channel_key(category_key(parent.name or "") if parent else None, channel.type, name))
-    named = {problem.field for problem in problems}
-    problems += [
-        FieldError(field=item.field, message="names a channel you cannot view in this server: leave it out")
-        for item in plan.items
-        if item.action == "create" and item.key in hidden_keys and item.field not in named
-    ]
-    return problems
-
-
-def _configured_ids(config: ServerConfig) -> list[tuple[str, str | None]]:
-    """Each category's and channel's configuration path with the id it names (if any)."""
-    found: list[tuple[str, str | None]] = []
-    for c, category in enumerate(config.categories):
-        found.append((f"categories[{c}]", category.id))
-        found += [(f"categories[{c}].channels[{n}]", channel.id) for n, channel in enumerate(category.channels)]
-    found += [(f"channels[{n}]", channel.id) for n, channel in enumerate(config.channels)]
-    return found
-
-
 def caller_problems(
     standing: CallerStanding, view: CallerView, plan: DeploymentPlan, config: ServerConfig
 ) -> list[FieldError]:
     """Everything a deploy of this plan would be refused for the caller's sake, as one list (svcAiChat's
-    `problems`): objects they may not change, channels hidden from them, dangerous grants (with their rule)."""
+    `problems`): objects they may not change and dangerous grants (with their rule). A channel hidden from them is
+    no problem: the plan, made in their view, does not see it (v4: naming one is naming nothing)."""
     grants = [FieldError(field=w.field, rule=w.rule, message=w.message) for w in dangerous_grants(config)]
-    return [*plan_refusals(standing, view.live, plan), *hidden_problems(view, plan, config), *grants]
+    return [*plan_refusals(standing, view.live, plan), *grants]
 
 
 def plan_as_caller[T](

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from svcconf.caller_rights.community import COMMUNITY_KINDS, community_refusals
 from svcconf.caller_rights.standing import CallerStanding
 from svcconf.chat import Channel, Role
 from svcconf.config import EVERYONE, PERMISSION_BITS, from_bitfield
@@ -22,6 +23,7 @@ from svcconf.deploy_engine.steps import (
     ChannelStep,
     DeleteStep,
     DeploymentPlan,
+    OverwriteSpec,
     PlanItem,
     ReorderRoles,
     RoleStep,
@@ -48,8 +50,10 @@ class Refusal:
 class _Guild:
     """The live guild with its roles and channels by id: a plan at the platform's caps looks each up many times."""
 
-    def __init__(self, live: LiveGuild):
+    def __init__(self, live: LiveGuild, plan: DeploymentPlan):
         self.live = live
+        # Each object's live id by its plan key: the plan's matches, and the ids a rollback's items carry.
+        self.ids = plan.ids | {item.key: item.id for item in plan.items if item.id}
         self.roles = {role.id: role for role in live.roles}
         self.channels = {channel.id: channel for channel in live.channels}
 
@@ -61,14 +65,21 @@ def plan_refusals(standing: CallerStanding, live: LiveGuild, plan: DeploymentPla
     """Every object of the plan the caller may not change, one detail each (its reasons joined), plan order."""
     if standing.owner:
         return []
-    guild = _Guild(live)
+    guild = _Guild(live, plan)
     by_object: dict[str, list[Refusal]] = {}
     for refusal in [*_item_refusals(standing, guild, plan), *_step_refusals(standing, guild, plan)]:
         by_object.setdefault(refusal.obj, []).append(refusal)
+    items = {item.key: item for item in plan.items}
     return [
-        FieldError(field=refusals[0].field, message="; ".join(dict.fromkeys(r.message for r in refusals)))
-        for refusals in by_object.values()
+        FieldError(field=refusals[0].field, message=_named(items.get(obj), refusals))
+        for obj, refusals in by_object.items()
     ]
+
+
+def _named(item: PlanItem | None, refusals: list[Refusal]) -> str:
+    """The reasons, joined; an object the configuration does not name (a rollback's, a prune's) is named first."""
+    reasons = "; ".join(dict.fromkeys(r.message for r in refusals))
+    return f"{item.kind} '{item.name}': {reasons}" if item is not None and not item.field else reasons
 
 
 # ---------------------------------------------------------------- per item: permission, hierarchy, visibility
@@ -84,6 +95,9 @@ def _item_refusals(standing: CallerStanding, guild: _Guild, plan: DeploymentPlan
             yield from _channel_item(standing, guild, plan, item)
         elif item.kind == "overwrite":
             yield from _overwrite_item(standing, guild, plan, item)
+        elif item.kind in COMMUNITY_KINDS:  # v4: caller_rights/community.py
+            for field, message in community_refusals(standing, guild.live, plan, item):
+                yield Refusal(item.key, field, message)
         elif not standing.holds(MANAGE_GUILD):  # settings, the server's name among them
             yield Refusal(item.key, item.field, "you need MANAGE_GUILD to change the server's settings and name")
 
@@ -132,7 +146,7 @@ def _channel_item(standing: CallerStanding, guild: _Guild, plan: DeploymentPlan,
 
 
 def _overwrite_item(standing: CallerStanding, guild: _Guild, plan: DeploymentPlan, item: PlanItem) -> Iterator[Refusal]:
-    channel = guild.channel(plan.ids.get(item.owner or ""))
+    channel = guild.channel(guild.ids.get(item.owner)) if item.owner else None
     if not _permissions_where(standing, guild, channel) & MANAGE_ROLES:
         yield Refusal(item.key, _where(item), "you need MANAGE_ROLES (Manage Permissions) to change overwrites there")
 
@@ -164,18 +178,37 @@ def _step_refusals(standing: CallerStanding, guild: _Guild, plan: DeploymentPlan
 def _overwrite_grants(
     standing: CallerStanding, guild: _Guild, plan: DeploymentPlan, step: ChannelStep
 ) -> Iterator[Refusal]:
-    """An overwrite may allow or deny only what the caller holds in that channel: the bits it changes."""
-    held = _permissions_where(standing, guild, guild.channel(step.channel_id))
+    """Every overwrite the step adds, changes or removes (a move's left-behind ones and a rollback's restored list
+    included) needs MANAGE_ROLES there and may allow or deny only what the caller holds there: the bits it changes."""
+    channel = guild.channel(step.channel_id)
+    held = _permissions_where(standing, guild, channel)
     # By id, members' overwrites too: a target is a role, and no member's id is a role's (ids are unique).
-    before = {entry["id"]: entry for entry in step.base_overwrites}
+    before = {o.id: (int(o.allow), int(o.deny)) for o in channel.permission_overwrites} if channel else {}
+    written = step.payload.get("permission_overwrites")
+    if written is not None:  # a rollback's list, whole
+        after = {entry["id"]: (int(entry["allow"]), int(entry["deny"])) for entry in written}
+    elif step.overwrites or step.replaces_overwrites:
+        after = {entry["id"]: (int(entry["allow"]), int(entry["deny"])) for entry in step.base_overwrites}
+    else:
+        return  # the platform keeps the channel's overwrites as they are
+    specs: dict[str, OverwriteSpec] = {}
     for spec in step.overwrites:
-        current = before.get(plan.ids.get(spec.target))
-        old_allow, old_deny = (int(current["allow"]), int(current["deny"])) if current else (0, 0)
-        changed = (spec.allow ^ old_allow) | (spec.deny ^ old_deny)
+        target = plan.ids.get(spec.target, spec.target)
+        after[target] = (spec.allow, spec.deny)
+        specs[target] = spec
+    for target in dict.fromkeys([*before, *after]):
+        (old_allow, old_deny), (new_allow, new_deny) = before.get(target, (0, 0)), after.get(target, (0, 0))
+        changed = (old_allow ^ new_allow) | (old_deny ^ new_deny)
+        if not changed:
+            continue
+        wanted = specs.get(target)
+        obj = f"overwrite:{step.key}:{wanted.target if wanted else target}"
+        field = wanted.field if wanted else f"{step.field or KIND_GROUPS[step.kind]}.overwrites"
+        if not held & MANAGE_ROLES:
+            yield Refusal(obj, field, "you need MANAGE_ROLES (Manage Permissions) to change overwrites there")
         missing = from_bitfield(changed & ~held)
         if missing:
-            obj = f"overwrite:{step.key}:{spec.target}"
-            yield Refusal(obj, spec.field, f"you do not hold {', '.join(missing)} there")
+            yield Refusal(obj, field, f"you do not hold {', '.join(missing)} there")
 
 
 def _reorder_refusals(

@@ -16,10 +16,12 @@ from urllib.parse import quote_plus
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from svcconf.chat.community import CommunityCalls
 from svcconf.chat.errors import (
     ChatNotConfigured,
     ChatUnreadableAnswer,
 )
+from svcconf.chat.members import MemberCalls
 from svcconf.chat.models import Channel, ChatUser, Guild, GuildMember, Invite, PartialGuild, Role, TokenGrant
 from svcconf.chat.ratelimit import (
     BucketView,
@@ -27,7 +29,7 @@ from svcconf.chat.ratelimit import (
 )
 from svcconf.chat.recent import RecentAnswers
 from svcconf.chat.templates import GuildTemplate
-from svcconf.chat.transport import ANONYMOUS, Auth, ChatTransport, Route
+from svcconf.chat.transport import ANONYMOUS, Auth, Route
 from svcconf.settings import get_settings
 
 logger = logging.getLogger(__name__)
@@ -57,7 +59,7 @@ def _positions(positions: Mapping[str, int] | Iterable[Mapping[str, Any]]) -> li
     return [dict(entry) for entry in positions]
 
 
-class ChatClient(ChatTransport):
+class ChatClient(MemberCalls, CommunityCalls):
     """Typed calls to the chat platform's REST API (v10), with its rate limits honoured."""
 
     guild_page_size = PAGE_SIZE
@@ -83,9 +85,13 @@ class ChatClient(ChatTransport):
 
     # -- OAuth2 ----------------------------------------------------------------------------
 
-    def exchange_code(self, code: str, redirect_uri: str) -> TokenGrant:
-        """Exchange an authorization code (single use) for tokens. Refused: `InvalidGrant`."""
-        return self._token_request({"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri})
+    def exchange_code(self, code: str, redirect_uri: str, code_verifier: str | None = None) -> TokenGrant:
+        """Exchange an authorization code (single use) for tokens, with its PKCE verifier when the authorize URL
+        carried a challenge. Refused: `InvalidGrant` (never retried: each refusal counts at the platform)."""
+        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri}
+        if code_verifier is not None:
+            form["code_verifier"] = code_verifier
+        return self._token_request(form)
 
     def refresh_token(self, refresh_token: str) -> TokenGrant:
         """A fresh grant for a refresh token; keep the refresh token it returns. Refused: `InvalidGrant`."""

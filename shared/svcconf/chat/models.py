@@ -153,6 +153,14 @@ class RoleTags(ChatModel):
     guild_connections: PresenceFlag = False
 
 
+class RoleColors(ChatModel):
+    """A role's colours (2025): `color` is `primary_color`; the other two make a gradient or a holographic role."""
+
+    primary_color: int = 0
+    secondary_color: int | None = None
+    tertiary_color: int | None = None
+
+
 class Role(ChatModel):
     id: Snowflake
     name: str
@@ -166,6 +174,7 @@ class Role(ChatModel):
     unicode_emoji: str | None = None
     tags: RoleTags | None = None
     flags: int = 0
+    colors: RoleColors | None = None
 
     def is_everyone(self, guild_id: str) -> bool:
         return self.id == guild_id  # @everyone's id is the guild's id

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 
 from svcconf.config.access import VIEW_CHANNEL_BIT, Place, access_in, channel_place, config_holders, overwrite_bits
 from svcconf.config.channels import Category, Channel, Overwrite, platform_channel_name
+from svcconf.config.lint_community import automod_alert_hidden, automod_exempts_everyone, onboarding_hands_out_dangerous
 from svcconf.config.permissions import ADMINISTRATOR, CHANNEL_TYPES
 from svcconf.config.roles import EVERYONE
 from svcconf.config.schema import ServerConfig
@@ -357,6 +358,14 @@ LINT_RULES: tuple[LintRule, ...] = (
         "administrator-redundant-permissions",
         "A role with ADMINISTRATOR also lists other permissions.",
         _administrator_with_redundant_permissions,
+    ),
+    # v4 (lint_community.py)
+    LintRule("automod-alert-hidden", "An AutoMod alert channel no staff role can view.", automod_alert_hidden),
+    LintRule("automod-exempts-everyone", "An AutoMod rule exempts @everyone.", automod_exempts_everyone),
+    LintRule(
+        "onboarding-dangerous-role",
+        "Onboarding hands out a role with one of those permissions.",
+        lambda config: onboarding_hands_out_dangerous(config, DANGEROUS_PERMISSIONS),
     ),
 )
 

@@ -26,6 +26,7 @@ from pydantic import Field, model_validator
 from pydantic_core import InitErrorDetails
 
 from svcconf.config.channels import Category, Channel, Overwrite, platform_channel_name
+from svcconf.config.community import AutomodRule, Onboarding, WelcomeScreen, automod_counts, references
 from svcconf.config.field_types import ConfigModel, Loc, Name, PermissionName, problem, raise_problems
 from svcconf.config.permissions import CHANNEL_TYPES, MAX_CHANNELS, MAX_ROLES
 from svcconf.config.roles import EVERYONE, Role
@@ -50,6 +51,13 @@ class ServerConfig(ConfigModel):
     channels: list[Channel] = Field(
         default_factory=list, max_length=MAX_CHANNELS, description="Channels outside any category."
     )
+    onboarding: Onboarding | None = Field(
+        None, description="v4: how new members arrive; left out: as the server has it."
+    )
+    automod: list[AutomodRule] | None = Field(
+        None, description="AutoMod rules by name; left out: as the server has them."
+    )
+    welcome_screen: WelcomeScreen | None = None
 
     def role_names(self) -> list[str]:
         return [role.name for role in self.roles]
@@ -68,6 +76,8 @@ class ServerConfig(ConfigModel):
                 *self._undefined_overwrite_roles(),
                 *self._too_many_channels(),
                 *self._settings_channels(),
+                *automod_counts(self.automod or []),
+                *self._community_references(),
             ],
         )
         return self
@@ -196,3 +206,30 @@ class ServerConfig(ConfigModel):
             )
             loc = ("settings", field)
             yield problem(loc, f"settings_{field}", template, name, channel_type=kind, count=len(found))
+
+    def find_channels(self, name: str, kind: str | None = None) -> list[Channel]:
+        """The configuration's channels a v4 object's reference names (of a kind, when given)."""
+        found = []
+        for channel in self.all_channels():
+            if kind is not None and channel.type != kind:
+                continue
+            number = CHANNEL_TYPES[channel.type]
+            if channel.name == name or platform_channel_name(name, number) == platform_channel_name(
+                channel.name, number
+            ):
+                found.append(channel)
+        return found
+
+    def _community_references(self) -> Iterator[InitErrorDetails]:
+        """The roles and channels onboarding, AutoMod and the welcome screen name are the configuration's own."""
+        roles = {role.name for role in self.roles}
+        for what, loc, name in references(self.onboarding, self.automod, self.welcome_screen):
+            if what in ("role", "option_role"):
+                if name in roles or (what == "role" and name == EVERYONE):
+                    continue
+                template = "names role '{name}', which this configuration does not define"
+                yield problem(loc, "undefined_role", template, name, name=name)
+            elif not self.find_channels(name, "text" if what == "text" else None):
+                label = "text channel" if what == "text" else "channel"
+                template = "names no {label} of this configuration: '{name}'"
+                yield problem(loc, "undefined_channel", template, name, name=name, label=label)

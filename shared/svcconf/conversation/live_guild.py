@@ -101,11 +101,10 @@ class LiveGuildTurn:
         would refuse the caller (403), the dangerous grants it needs acknowledged (409)."""
         problems = [
             *preflight_problems(self.live, plan),
-            *caller_rights.hidden_problems(self.view, plan, config),
             *caller_rights.plan_refusals(self.standing, self.live, plan),
         ]
         try:
-            caller_rights.require_acknowledged(config, [], self.as_it_is())
+            caller_rights.require_acknowledged(config, [], self.live, plan.ids)
         except GrantNotAcknowledged as grants:
             problems += grants.details or []
         return problems

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 DOCUMENT_TYPES = ("application/pdf",)  # what the Messages API takes as a URL document source
 _IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".webp")
+_DOCUMENT_SUFFIXES = (".pdf",)
 CONTEXT_OPEN, CONTEXT_CLOSE = "<service_context>", "</service_context>"
 
 SYSTEM_PROMPT = f"""You are the configuration assistant of a service that builds servers on a chat platform \
@@ -144,12 +145,20 @@ or personal data. Never include any text outside the JSON object.
 """
 
 
+def file_media_type(file: Attachment) -> str | None:
+    """The file's type as the model takes it: the one given, else guessed from the URL's extension (an image or a
+    PDF); None for any other file, which is not sent (it was once sent labelled as a PDF)."""
+    if file.media_type is not None:
+        return file.media_type
+    path = urlsplit(file.url).path.lower()
+    if path.endswith(_IMAGE_SUFFIXES):
+        return "image/png"
+    return "application/pdf" if path.endswith(_DOCUMENT_SUFFIXES) else None
+
+
 def file_block(file: Attachment) -> dict[str, Any]:
     """An image or document block with a URL source (the provider fetches it)."""
-    media_type = file.media_type
-    if media_type is None:
-        path = urlsplit(file.url).path.lower()
-        media_type = "image/png" if path.endswith(_IMAGE_SUFFIXES) else "application/pdf"
+    media_type = file_media_type(file) or "application/pdf"
     if media_type in IMAGE_TYPES:
         return {"type": "image", "source": {"type": "url", "url": file.url}}
     block: dict[str, Any] = {"type": "document", "source": {"type": "url", "url": file.url}}

@@ -21,6 +21,7 @@ name, and its edits keep each object's id through renames and moves.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -29,14 +30,14 @@ from svcconf.ai import AiFailed, AiOutputInvalid, AiRefused, AiTimeout, AiTrunca
 from svcconf.ai.client import StructuredAnswer, ask_structured, output_schema
 from svcconf.ai.errors import problems_of
 from svcconf.ai.pace import turn_max_tokens
-from svcconf.ai.token_estimate import estimated_request_tokens
+from svcconf.ai.token_estimate import estimated_request_tokens, file_block_tokens
 from svcconf.api import budget
-from svcconf.config import ServerConfig, lint_config
+from svcconf.config import LintWarning, ServerConfig, lint_config
 from svcconf.config.apply_edits import apply_edits, apply_prefix
 from svcconf.config.compact import expand
 from svcconf.config.edits import ConfigChange, EditsRejected
 from svcconf.conversation.envelope import ChatTurn, build_of, edits_of, salvage
-from svcconf.conversation.input_budget import first_sent
+from svcconf.conversation.input_budget import FixedPart, first_sent, fixed_fields, fixed_tail, turn_reservation
 from svcconf.conversation.models import (
     MAX_QUICK_REPLIES,
     MAX_QUICK_REPLY_LENGTH,
@@ -46,7 +47,14 @@ from svcconf.conversation.models import (
     ChatMessage,
     LiveGuildChecks,
 )
-from svcconf.conversation.prompt import SYSTEM_PROMPT, build_messages, refused_turns, repair_turns
+from svcconf.conversation.prompt import (
+    SYSTEM_PROMPT,
+    build_messages,
+    file_block,
+    file_media_type,
+    refused_turns,
+    repair_turns,
+)
 from svcconf.errors import BadRequest, FieldError
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
@@ -73,29 +81,77 @@ def take_turn(
     attachments: list[Attachment] | None = None,
     file_urls: list[str] | None = None,
     guild: LiveGuildChecks | None = None,
+    config_field: str = "currentConfig",
+    reserve: Callable[[int], None] | None = None,
 ) -> ChatAnswer:
     """One turn of the conversation: the model's reply and a configuration that is valid, or none; on a live
-    `guild`, with what a deploy of it would do and refuse there."""
+    `guild`, with what a deploy of it would do and refuse there. `config_field` names the configuration's field in a
+    400 of the input budget (`guild_id` when it is the live guild's); `reserve` takes the day's tokens the turn may
+    spend before the provider is called (svcconf.limits.ai_turn)."""
     if not any(message.role == "user" for message in messages) and not questionnaire_data:
         raise BadRequest.for_field("messages", "needs at least one user message, or questionnaire_data")
     require_provider()
     previous = _valid_config(current_config)
-    files = [*(attachments or []), *(Attachment(url=url) for url in file_urls or [])]
+    files, unsent = _sendable_files(attachments or [], file_urls or [])
     max_tokens = turn_max_tokens(reserve_tokens=REPAIR_TOKENS)
     # The model edits the configuration the service will edit: the valid one, or none (a first build).
     known = previous.model_dump(mode="json", exclude_defaults=True, exclude=_NO_IDS) if previous else None
     grants = guild.grants() if guild is not None else None
-    fixed = build_messages([], known, style, questionnaire_data, files, max_tokens, grants=grants)
-    room = get_settings().ai_max_input_tokens - estimated_request_tokens(SYSTEM_PROMPT, fixed, output_schema(ChatTurn))
-    sent = messages[first_sent(messages, room) :]
+    budget_tokens = get_settings().ai_max_input_tokens
+    # The fixed part (everything but the older messages) alone must fit the budget; the older ones go as they fit.
+    tail_start = fixed_tail(messages)
+    older, tail = messages[:tail_start], messages[tail_start:]
+    fixed = build_messages(tail, known, style, questionnaire_data, files, max_tokens, grants=grants)
+    fixed_tokens = estimated_request_tokens(SYSTEM_PROMPT, fixed, output_schema(ChatTurn))
+    file_tokens = {
+        "attachments": sum(file_block_tokens(file_block(file)) for file in attachments or []),
+        "file_urls": sum(file_block_tokens(file_block(Attachment(url=url))) for url in file_urls or []),
+    }
+    FixedPart(
+        fixed_tokens,
+        fixed_fields(
+            tail=tail,
+            tail_start=tail_start,
+            config_field=config_field,
+            config=known,
+            style=style,
+            questionnaire_data=questionnaire_data,
+            file_tokens=file_tokens,
+        ),
+    ).check(budget_tokens)
+    sent = [*older[first_sent(older, budget_tokens - fixed_tokens, keep_newest=False) :], *tail]
     prompt = build_messages(sent, known, style, questionnaire_data, files, max_tokens, grants=grants)
+    if reserve is not None:  # the day's tokens, before the call: this call and one repair round at most
+        input_tokens = estimated_request_tokens(SYSTEM_PROMPT, prompt, output_schema(ChatTurn))
+        repair_max_tokens = min(get_settings().ai_max_tokens, max_tokens + REPAIR_TOKENS)
+        reserve(turn_reservation(input_tokens, max_tokens, repair_max_tokens))
     wanted = "\n".join(message.content for message in messages if message.role == "user")
     suggestions = suggest_templates(wanted, questionnaire_data, limit=MAX_SUGGESTED_TEMPLATES)
     answer = _answered(prompt, previous, suggestions, max_tokens, guild)
     answer.history_trimmed = len(messages) - len(sent)
     if answer.history_trimmed:
         metrics.add_metric(name="AiChatHistoryTrimmed", unit="Count", value=1)
-    return answer if guild is None else _reviewed(answer, guild)
+    answer = answer if guild is None else _reviewed(answer, guild)
+    answer.warnings = [*unsent, *answer.warnings]
+    return answer
+
+
+def _sendable_files(attachments: list[Attachment], file_urls: list[str]) -> tuple[list[Attachment], list[LintWarning]]:
+    """The files the model can read (images and PDFs), and a warning naming each other one: it is not sent (it was
+    once sent labelled as a PDF); another tool's backup goes to deployToChat `import` as `data`."""
+    named = [(f"attachments[{i}]", file) for i, file in enumerate(attachments)]
+    named += [(f"file_urls[{i}]", Attachment(url=url)) for i, url in enumerate(file_urls)]
+    sendable, unsent = [], []
+    for field, file in named:
+        if file_media_type(file) is not None:
+            sendable.append(file)
+            continue
+        message = (
+            f"{file.name or file.url} is neither an image nor a PDF: it was not sent to the model. To start from "
+            "another tool's backup or export (JSON), send it to deployToChat `import` as `data`."
+        )
+        unsent.append(LintWarning(field=field, rule="attachment-not-sent", message=message))
+    return sendable, unsent
 
 
 def _answered(

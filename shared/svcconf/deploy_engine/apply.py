@@ -30,10 +30,12 @@ from svcconf.chat import (
     UnknownGuild,
     UnknownRole,
 )
+from svcconf.deploy_engine.apply_community import Unresolved, apply_community
 from svcconf.deploy_engine.steps import (
     KIND_GROUPS,
     ROLE_OVERWRITE,
     ChannelStep,
+    CommunityStep,
     DeleteStep,
     DeploymentPlan,
     GuildStep,
@@ -145,6 +147,8 @@ class PlanApplier:
                 self._reorder(step, outcome)
             elif isinstance(step, ReorderChannels):
                 self._reorder_channels(step, outcome)
+            elif isinstance(step, CommunityStep):
+                self._community(step, outcome)
             else:
                 self._delete(step, outcome)
         except (UnknownGuild, MissingAccess, ChatBotUnauthorized) as error:
@@ -219,6 +223,7 @@ class PlanApplier:
             outcome.updated[step.key] = UpdatedObject(id=step.channel_id, kind=item.kind, previous=step.previous)
         for overwrite in applied:
             outcome.count("overwrite", "created" if overwrite.action == "create" else "updated")
+        outcome.count("overwrite", "updated", len(step.rewritten_keys))
 
     def _settings(self, step: GuildStep, outcome: StepOutcome) -> None:
         item = self.items.get(step.key)
@@ -283,6 +288,24 @@ class PlanApplier:
             pass  # already gone: what the rollback wanted
         outcome.deleted[step.key] = step.object_id
         outcome.count(step.kind, "deleted")
+
+    def _community(self, step: CommunityStep, outcome: StepOutcome) -> None:
+        """v4: an AutoMod rule, onboarding or the welcome screen (apply_community.py)."""
+        try:
+            done, object_id = apply_community(self.client, self.guild_id, step, self.ids, self.audit_reason)
+        except Unresolved as missing:
+            item = self.items.get(step.key)
+            if item is not None:
+                outcome.fail(item, f"what it names could not be created ({missing})")
+            return
+        if done == "created" and step.kind == "automod_rule":
+            self.ids[step.key] = object_id
+            outcome.created[step.key] = object_id
+        elif done == "deleted":
+            outcome.deleted[step.key] = object_id
+        else:
+            outcome.updated[step.key] = UpdatedObject(id=object_id, kind=step.kind, previous=step.previous)
+        outcome.count(step.kind, done)
 
     def _failed(self, step: Step, outcome: StepOutcome, message: str) -> None:
         item = self.items.get(step.key)

@@ -75,7 +75,15 @@ def live_role_attributes(role: LiveRole) -> dict[str, Any]:
         "hoist": role.hoist,
         "mentionable": role.mentionable,
         "unicode_emoji": role.unicode_emoji,
+        "colors": live_role_colours(role),
     }
+
+
+def live_role_colours(role: LiveRole) -> dict[str, int | None]:
+    """The role's `colors` as the platform takes them back (v4); a role read without them has its plain colour."""
+    colours = role.colors
+    secondary, tertiary = (colours.secondary_color, colours.tertiary_color) if colours else (None, None)
+    return {"primary_color": role.color, "secondary_color": secondary, "tertiary_color": tertiary}
 
 
 # ---------------------------------------------------------------- channels

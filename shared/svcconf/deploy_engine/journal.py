@@ -96,6 +96,17 @@ def changed_fields(fields: dict[str, Any], after: Fingerprint | None) -> list[st
     return sorted(names) or ["its attributes"]
 
 
+def field_was(fields: dict[str, Any], after: Fingerprint | None, name: str, value: Any) -> bool:
+    """Whether the deployment left field `name` (of an object whose fields are `fields`, in their order) at
+    `value`, as far as the fingerprint's short per-field digest tells."""
+    if after is None or name not in fields:
+        return False
+    width, index = FIELD_BYTES * 2, list(fields).index(name)
+    parts = after.split(".", 1)[1]
+    part = parts[index * width : (index + 1) * width]
+    return len(parts) == len(fields) * width and part == _digest(value, FIELD_BYTES)
+
+
 def _digest(value: Any, size: int) -> str:
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.blake2b(text.encode(), digest_size=size).hexdigest()

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from svcconf.chat import Channel, Role
+from svcconf.chat import Channel, ChatError, Role
+from svcconf.chat.community import AutomodRule, GuildOnboarding, WelcomeScreen
 from svcconf.config import ALL_PERMISSIONS, CHANNEL_TYPES, EVERYONE, PERMISSION_BITS
 from svcconf.config.access import VOICE_TYPES, Access, OverwriteBits, Place, effective_access, place_label
 from svcconf.config.channels import platform_channel_name
@@ -19,6 +20,8 @@ from svcconf.deploy_engine.attributes import GuildSettings
 from svcconf.deploy_engine.steps import ROLE_OVERWRITE
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from svcconf.chat import ChatClient
 
 ADMINISTRATOR = 1 << PERMISSION_BITS["ADMINISTRATOR"]
@@ -42,6 +45,10 @@ class LiveGuild(BaseModel):
     channels: list[Channel]
     bot_role_ids: list[str]
     community_channel_ids: list[str] = []  # a Community server's rules and updates channels: never deleted
+    # v4 (None: not read, as the bot may not read them): AutoMod rules, onboarding, the welcome screen
+    automod_rules: list[AutomodRule] | None = None
+    onboarding: GuildOnboarding | None = None
+    welcome_screen: WelcomeScreen | None = None
 
     @cached_property
     def everyone(self) -> Role:
@@ -87,7 +94,7 @@ def read_live_guild(client: ChatClient, guild_id: str, bot_role_ids: list[str] |
     channels = client.list_channels(guild_id)
     if bot_role_ids is None:
         bot_role_ids = client.get_guild_member(guild_id, client.get_bot_user().id).roles
-    return LiveGuild(
+    live = LiveGuild(
         id=guild.id,
         name=guild.name,
         owner_id=guild.owner_id,
@@ -98,6 +105,30 @@ def read_live_guild(client: ChatClient, guild_id: str, bot_role_ids: list[str] |
         bot_role_ids=bot_role_ids,
         community_channel_ids=[i for i in (guild.rules_channel_id, guild.public_updates_channel_id) if i],
     )
+    return read_community(client, live)
+
+
+MANAGE_GUILD = 1 << PERMISSION_BITS["MANAGE_GUILD"]
+
+
+def read_community(client: ChatClient, live: LiveGuild) -> LiveGuild:
+    """The guild's AutoMod rules, onboarding and welcome screen (v4), where the bot may read them (MANAGE_GUILD; the
+    welcome screen only in a Community guild); what it cannot read stays None and a deploy leaves it alone."""
+    if not live.bot_permissions & MANAGE_GUILD:
+        return live
+    found: dict[str, object] = {}
+    reads: dict[str, Callable[[], object]] = {
+        "automod_rules": lambda: client.list_automod_rules(live.id),
+        "onboarding": lambda: client.get_onboarding(live.id),
+        "welcome_screen": lambda: client.get_welcome_screen(live.id) if "COMMUNITY" in live.features else None,
+    }
+    for field, read in reads.items():
+        try:
+            found[field] = read()
+        except ChatError as problem:  # refused or unknown: not read
+            if problem.platform_status is None or problem.platform_status >= 500 or problem.platform_status == 429:
+                raise
+    return live.model_copy(update=found)
 
 
 def guild_access(live: LiveGuild) -> Access:

@@ -32,6 +32,7 @@ from svcconf.config import EVERYONE, ServerConfig
 from svcconf.deploy_engine.matching import Matches, config_channel_key, match_objects, placed_channels
 from svcconf.deploy_engine.order import plan_orders
 from svcconf.deploy_engine.plan_channels import ChannelPlanner
+from svcconf.deploy_engine.plan_community import CommunityPlanner
 from svcconf.deploy_engine.plan_roles import RolePlanner
 from svcconf.deploy_engine.plan_settings import SettingsPlanner
 from svcconf.deploy_engine.prune import Deletions, deletions_first, plan_deletions
@@ -47,7 +48,7 @@ from svcconf.deploy_engine.steps import (
 from svcconf.errors import BadRequest, FieldError
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterator
+    from collections.abc import Collection, Iterator, Mapping
 
     from svcconf.deploy_engine.live import LiveGuild
 
@@ -83,12 +84,13 @@ def _named_objects(config: ServerConfig) -> Iterator[tuple[str, str, str]]:
 # ---------------------------------------------------------------- the planner
 
 
-class _Planner(RolePlanner, ChannelPlanner, SettingsPlanner):
+class _Planner(RolePlanner, ChannelPlanner, SettingsPlanner, CommunityPlanner):
     def __init__(self, live: LiveGuild, config: ServerConfig, deletions: Deletions, matches: Matches):
         self.live = live
         self.config = config
         self.matches = matches
         self.deletions = deletions
+        self.warnings = list(deletions.warnings)
         self.items: list[PlanItem] = []
         self.steps: list[Step] = []
         self.ids: dict[str, str] = {EVERYONE_KEY: live.everyone.id}
@@ -113,6 +115,7 @@ class _Planner(RolePlanner, ChannelPlanner, SettingsPlanner):
         if bulk:
             self.steps.append(ReorderChannels(positions=bulk))
         self._settings()  # after the channels: the AFK and system channels may be new
+        self._community()  # v4: AutoMod, onboarding, the welcome screen name the roles and channels made above
         if not room_channels:
             self.steps += [step for step in self.deletions.steps if step.kind != "role"]
         if not room_roles:
@@ -121,18 +124,31 @@ class _Planner(RolePlanner, ChannelPlanner, SettingsPlanner):
         if self.role_order is not None:
             self.steps.append(self.role_order)
         return DeploymentPlan(
-            guild_id=self.live.id, items=self.items, steps=self.steps, ids=self.ids, warnings=self.deletions.warnings
+            guild_id=self.live.id,
+            items=self.items,
+            steps=self.steps,
+            ids=self.ids,
+            warnings=self.warnings,
+            kept=self.deletions.kept,
         )
 
 
 def plan_deployment(
-    live: LiveGuild, config: ServerConfig, *, prune: bool = False, confirmed_deletes: Collection[str] | None = None
+    live: LiveGuild,
+    config: ServerConfig,
+    *,
+    prune: bool = False,
+    confirmed_deletes: Collection[str] | None = None,
+    confirmed_fingerprints: Mapping[str, str] | None = None,
 ) -> DeploymentPlan:
     """What deploying `config` to `live` would create, update, keep and (with `prune`) delete, and the writes that
-    do it, in order. `confirmed_deletes`: the ids a confirmed plan listed; nothing else is deleted."""
+    do it, in order. `confirmed_deletes`: the ids a confirmed plan listed; nothing else is deleted, and none whose
+    fingerprint is no longer the confirmed one (`confirmed_fingerprints`): those are the plan's `kept`."""
     problems = _duplicates(config)
     if problems:
         raise BadRequest("The configuration names some objects twice.", details=problems)
     matches = match_objects(live, config)
-    deletions = plan_deletions(live, matches, confirmed_deletes) if prune else Deletions()
-    return _Planner(live, config, deletions, matches).plan()
+    deletions = plan_deletions(live, matches, confirmed_deletes, confirmed_fingerprints) if prune else Deletions()
+    planner = _Planner(live, config, deletions, matches)
+    planner.prune, planner.confirmed_deletes = prune, confirmed_deletes
+    return planner.plan()

@@ -122,9 +122,11 @@ class ChannelPlanner(PlanState):
             PlanItem(kind=kind, name=label, action=action, id=found.id, changes=item_changes, field=field, key=key)
         )
         changed_overwrites, overwrite_keys = self._overwrite_changes(key, label, found, desired)
+        rewritten_keys: list[str] = []
         base = [overwrite.model_dump() for overwrite in found.permission_overwrites]
         if move_to is not None:
             base = self._without_inherited(found, base, desired)
+            rewritten_keys = self._left_behind(key, label, field, found, base)
         replaced = len(base) != len(found.permission_overwrites)
         if not changes and not changed_overwrites:
             return
@@ -145,6 +147,7 @@ class ChannelPlanner(PlanState):
                 base_overwrites=base,
                 replaces_overwrites=replaced,
                 overwrite_keys=overwrite_keys,
+                rewritten_keys=rewritten_keys,
             )
         )
 
@@ -157,6 +160,38 @@ class ChannelPlanner(PlanState):
         inherited = {(o.id, o.type, o.allow, o.deny) for o in old_parent.permission_overwrites} if old_parent else set()
         wanted = {self.ids.get(target) for target in desired}
         return [o for o in base if (o["id"], o["type"], o["allow"], o["deny"]) not in inherited or o["id"] in wanted]
+
+    def _left_behind(
+        self, owner_key: str, label: str, field: str, found: LiveChannel, base: list[dict[str, Any]]
+    ) -> list[str]:
+        """A move is an access change: each overwrite the channel leaves behind with its old category is an item
+        of its own (`delete`), checked as an overwrite change (MANAGE_ROLES there, only what the caller holds)."""
+        kept = {entry["id"] for entry in base}
+        roles = {role.id: role.name for role in self.live.roles}
+        keys = []
+        for overwrite in found.permission_overwrites:
+            if overwrite.id in kept:
+                continue
+            if overwrite.type == ROLE_OVERWRITE:
+                target = EVERYONE if overwrite.id == self.live.id else roles.get(overwrite.id, overwrite.id)
+            else:
+                target = f"member {overwrite.id}"
+            old = {"allow": from_bitfield(overwrite.allow), "deny": from_bitfield(overwrite.deny)}
+            item_key = f"overwrite:{owner_key}:{overwrite.id}"
+            self.items.append(
+                PlanItem(
+                    kind="overwrite",
+                    name=f"{label} → {target}",
+                    action="delete",
+                    changes=[Change(field="permissions", old=old, new=None)],
+                    field=f"{field}.overwrites",
+                    note="the move leaves behind what the channel had from its old category",
+                    key=item_key,
+                    owner=owner_key,
+                )
+            )
+            keys.append(item_key)
+        return keys
 
     def _moved(self, found: LiveChannel, parent: str | None) -> str | None:
         """Where a matched channel moves: its new category's key, "-" for outside any, None when it stays."""

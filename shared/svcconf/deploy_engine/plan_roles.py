@@ -12,6 +12,7 @@ from svcconf.deploy_engine.attributes import (
     role_create_attributes,
     role_stated_attributes,
 )
+from svcconf.deploy_engine.plan_community import role_colours
 from svcconf.deploy_engine.plan_state import PlanState
 from svcconf.deploy_engine.steps import (
     Action,
@@ -35,12 +36,21 @@ class RolePlanner(PlanState):
         key, field = role_key(role.name), f"roles[{index}]"
         found = self.matches.roles.get(key)
         if found is None:
-            payload = {"name": role.name, **role_create_attributes(role)}
+            payload = {
+                "name": role.name,
+                **role_create_attributes(role),
+                **role_colours(self.live, self.warnings, field, role),
+            }
             self.items.append(PlanItem(kind="role", name=role.name, action="create", field=field, key=key))
             self.steps.append(RoleStep(op="create_role", key=key, name=role.name, field=field, payload=payload))
             return
         self.ids[key] = found.id
-        self._role_update(key, role.name, field, found, {"name": role.name, **role_stated_attributes(role)})
+        wanted = {
+            "name": role.name,
+            **role_stated_attributes(role),
+            **role_colours(self.live, self.warnings, field, role),
+        }
+        self._role_update(key, role.name, field, found, wanted)
 
     def _everyone(self) -> None:
         """`everyone_permissions`: the @everyone role (its id is the guild's) updated like any role."""

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from svcconf.config import ServerConfig
+    from svcconf.config.lint import LintWarning
     from svcconf.deploy_engine.live import LiveGuild
     from svcconf.deploy_engine.matching import Matches
     from svcconf.deploy_engine.order import Orders
@@ -27,3 +28,4 @@ class PlanState:
     role_names: dict[str, str]
     orders: Orders
     role_order: ReorderRoles | None
+    warnings: list[LintWarning]  # what the plan says beside its items (a pruning plan's keeps, v4's colours)

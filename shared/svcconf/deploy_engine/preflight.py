@@ -22,6 +22,7 @@ from svcconf.config import (
 )
 from svcconf.config.vocabulary import COMMUNITY, ROLE_ICONS
 from svcconf.deploy_engine.live import ADMINISTRATOR, LiveGuild
+from svcconf.deploy_engine.preflight_community import community_problems
 from svcconf.deploy_engine.steps import (
     ChannelStep,
     DeleteStep,
@@ -202,4 +203,5 @@ def preflight_problems(live: LiveGuild, plan: DeploymentPlan) -> list[FieldError
         *_overwrite_problems(live, plan),
         *_type_problems(live, plan),
         *_settings_problems(live, plan),
+        *community_problems(live, plan),  # v4: AutoMod, onboarding, the welcome screen
     ]

@@ -4,7 +4,10 @@ Pure: the live guild and what the configuration matched in, the delete items and
 @everyone, managed roles (the platform gives and takes them), roles at or above the bot's highest (the platform
 refuses), the Community rules and updates channels (the platform refuses: 50074), and channels of a type a
 configuration cannot name. Those the deploy would have deleted are kept with a warning. A deploy that runs after
-its plan was confirmed deletes only what that plan listed (`confirmed`): an object someone made since is kept.
+its plan was confirmed deletes only what that plan listed (`confirmed`): an object someone made since is kept; and
+one whose fingerprint (`confirmed_fingerprint`: name, category, attributes and overwrites, not its position) is no
+longer the one confirmed, because a person renamed or repurposed it meanwhile (a deploy waiting for the platform's
+quota resumes up to two days later), is kept too and named (`Deletions.kept`).
 """
 
 from __future__ import annotations
@@ -12,8 +15,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from svcconf.config import CHANNEL_TYPES, MAX_CHANNELS, MAX_CHANNELS_PER_CATEGORY, MAX_ROLES, LintWarning, ServerConfig
+from svcconf.deploy_engine.journal import Fingerprint, changed_fields, channel_fields, fingerprint, role_fields
 from svcconf.deploy_engine.live import LiveGuild
 from svcconf.deploy_engine.matching import Matches, config_channel_key, placed_channels
 from svcconf.deploy_engine.steps import DeleteStep, Kind, PlanItem, category_key, role_key
@@ -27,6 +32,7 @@ class Deletions:
     items: list[PlanItem] = field(default_factory=list)
     steps: list[DeleteStep] = field(default_factory=list)  # channels, then categories, then roles
     warnings: list[LintWarning] = field(default_factory=list)
+    kept: list[PlanItem] = field(default_factory=list)  # confirmed, but changed since: kept, its `note` says why
 
     @property
     def ids(self) -> set[str]:
@@ -37,13 +43,50 @@ def delete_key(object_id: str) -> str:
     return f"delete:{object_id}"
 
 
-def plan_deletions(live: LiveGuild, matches: Matches, confirmed: Collection[str] | None = None) -> Deletions:
-    """Delete items and steps for every object the configuration does not name and the bot may delete."""
+def _fields(live: LiveGuild, object_id: str, confirmed: Collection[str]) -> dict[str, Any] | None:
+    """The fields a confirmed deletion's fingerprint covers (the overwrites of the roles the plan deletes aside:
+    they go with those roles, a deploy's own change)."""
+    role = next((r for r in live.roles if r.id == object_id), None)
+    if role is not None:
+        return role_fields(role)
+    channel = live.channel(object_id)
+    return channel_fields(channel, confirmed) if channel is not None else None
+
+
+def confirmed_fingerprints(live: LiveGuild, confirmed: Collection[str]) -> dict[str, Fingerprint]:
+    """The fingerprint of each object a confirmed plan deletes, as it is when the deploy is asked for."""
+    prints = {}
+    for object_id in confirmed:
+        fields = _fields(live, object_id, confirmed)
+        if fields is not None:
+            prints[object_id] = fingerprint(fields)
+    return prints
+
+
+def plan_deletions(
+    live: LiveGuild,
+    matches: Matches,
+    confirmed: Collection[str] | None = None,
+    confirmed_fingerprint: Mapping[str, Fingerprint] | None = None,
+) -> Deletions:
+    """Delete items and steps for every object the configuration does not name and the bot may delete; with
+    `confirmed`, only those, and (with `confirmed_fingerprint`) only while each is as it was confirmed."""
     deletions = Deletions()
 
     def delete(kind: Kind, object_id: str, name: str, note: str | None = None) -> None:
         if confirmed is not None and object_id not in confirmed:
             return
+        if confirmed is not None and confirmed_fingerprint is not None and object_id in confirmed_fingerprint:
+            fields = _fields(live, object_id, confirmed) or {}
+            changed = changed_fields(fields, confirmed_fingerprint[object_id])
+            if changed:
+                why = f"changed since its deletion was confirmed ({', '.join(changed)}): kept"
+                deletions.kept.append(
+                    PlanItem(
+                        kind=kind, name=name, action="keep", id=object_id, field="", key=delete_key(object_id), note=why
+                    )
+                )
+                return
         op = "delete_role" if kind == "role" else "delete_channel"
         key = delete_key(object_id)
         deletions.items.append(

@@ -17,21 +17,25 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from svcconf.chat import Channel, Role
+from svcconf.chat.community import AutomodRule, GuildOnboarding, WelcomeScreen
 from svcconf.deploy_engine.apply import ItemError
 from svcconf.deploy_engine.attributes import GuildSettings, attributes_of_type, live_role_attributes, with_tag_ids
 from svcconf.deploy_engine.journal import (
     Fingerprint,
     changed_fields,
     channel_fields,
+    field_was,
     guild_fields,
     role_fields,
 )
 from svcconf.deploy_engine.live import LiveGuild
 from svcconf.deploy_engine.plan_roles import reorder_within_slots
 from svcconf.deploy_engine.restore import Recreation
+from svcconf.deploy_engine.rollback_community import plan_community_rollback
 from svcconf.deploy_engine.steps import (
     ROLE_OVERWRITE,
     SETTINGS_KEY,
+    Action,
     ChannelPosition,
     ChannelStep,
     DeleteStep,
@@ -56,6 +60,11 @@ class GuildSnapshot(BaseModel):
     settings: GuildSettings | None = None  # None: a snapshot from before settings were recorded
     roles: list[Role]
     channels: list[Channel]
+    # v4 (None: not read, or a snapshot from before them): what a rollback puts back
+    features: list[str] = Field(default_factory=list)
+    automod_rules: list[AutomodRule] | None = None
+    onboarding: GuildOnboarding | None = None
+    welcome_screen: WelcomeScreen | None = None
 
     @classmethod
     def of(cls, live: LiveGuild, taken_at: datetime) -> GuildSnapshot:
@@ -66,6 +75,10 @@ class GuildSnapshot(BaseModel):
             settings=live.settings,
             roles=live.roles,
             channels=live.channels,
+            features=live.features,
+            automod_rules=live.automod_rules,
+            onboarding=live.onboarding,
+            welcome_screen=live.welcome_screen,
         )
 
     def backup_data(self, deployment_id: str) -> dict[str, Any]:
@@ -80,6 +93,7 @@ class GuildSnapshot(BaseModel):
             "roles": [role.model_dump(mode="json") for role in self.roles],
             "categories": [c.model_dump(mode="json") for c in self.channels if c.is_category],
             "channels": channels,
+            **self.model_dump(mode="json", include={"features", "automod_rules", "onboarding", "welcome_screen"}),
         }
 
     @classmethod
@@ -91,6 +105,10 @@ class GuildSnapshot(BaseModel):
             settings=data.get("settings"),
             roles=data["roles"],
             channels=[*data["categories"], *data["channels"]],
+            features=data.get("features") or [],
+            automod_rules=data.get("automod_rules"),
+            onboarding=data.get("onboarding"),
+            welcome_screen=data.get("welcome_screen"),
         )
 
 
@@ -156,6 +174,11 @@ class _RollbackPlanner:
         self.recreation.plan(self.items, self.steps)
         if SETTINGS_KEY in self.journal.updated and self.snapshot.settings is not None:
             self._settings(self.snapshot.settings)
+        else:
+            cleared = self._cleared_by_deletion()
+            if cleared is not None:
+                now = guild_fields(self.live.name, self.live.settings)
+                _restore_settings(self.items, self.steps, now, guild_fields(self.live.name, cleared), self.recreation)
         before_roles = {role.id: role for role in self.snapshot.roles}
         before_channels = {channel.id: channel for channel in self.snapshot.channels}
         for key, object_id in self.journal.updated.items():
@@ -165,6 +188,15 @@ class _RollbackPlanner:
                 before = self.recreation.as_now(before_channels[object_id])
                 self._restore(key, object_id, self.live_channels.get(object_id), before)
         self._reattach_overwrites()
+        held: dict[str, Any] = self.snapshot.model_dump(include={"features"}) | {
+            "automod_rules": self.snapshot.automod_rules,
+            "onboarding": self.snapshot.onboarding,
+            "welcome_screen": self.snapshot.welcome_screen,
+        }
+        journal = self.journal
+        plan_community_rollback(
+            self.live, held, journal.created, journal.updated, journal.deleted, self.items, self.steps
+        )
         for key, object_id in _in_deletion_order(self.journal.created):
             self._delete(key, object_id)
         for reorder in (self._role_order(), self._channel_order()):
@@ -173,23 +205,66 @@ class _RollbackPlanner:
         plan = DeploymentPlan(guild_id=self.live.id, items=self.items, steps=self.steps, ids=self.recreation.ids)
         return RollbackPlan(plan=plan, left=self.left)
 
-    def _changed_since(self, key: str, kind: Kind, name: str, fields: dict[str, Any]) -> bool:
+    def _changed_since(self, key: str, kind: Kind, name: str, fields: dict[str, Any], object_id: str) -> bool:
         """Whether anyone changed the object since the deployment's last write of it: if so it is named."""
         changed = changed_fields(fields, self.journal.after.get(key))
         if changed:
-            self.items.append(PlanItem(kind=kind, name=name, action="keep", field="", key=key))
+            self.items.append(PlanItem(kind=kind, name=name, action="keep", id=object_id, field="", key=key))
             what = ", ".join(changed)
             message = f"changed since the deployment ({what}): left as it is"
             self.left.append(ItemError(kind=kind, name=name, message=message))
         return bool(changed)
 
     def _settings(self, settings_before: GuildSettings) -> None:
+        """The server's name and settings back as the snapshot has them, field by field: a field someone else changed
+        since is left as it is and named; an AFK or system channel the platform cleared because the deployment
+        deleted its channel is nobody else's change (the rollback re-creates the channel and names it again)."""
         now = guild_fields(self.live.name, self.live.settings)
         before = guild_fields(self.snapshot.guild_name, settings_before)
-        if now == before:
+        after = self.journal.after.get(SETTINGS_KEY)
+        deleted = set(self.journal.deleted.values())
+        others = [
+            field
+            for field in changed_fields(now, after)
+            if not (
+                now.get(field) is None
+                and before.get(field) in deleted
+                and field_was(now, after, field, before.get(field))
+            )
+        ]
+        if others == ["its attributes"]:  # a fingerprint that cannot name its fields: the whole is left
+            others = list(now)
+        kept = {field: now[field] for field in others if field in now}
+        wanted = before | kept
+        if now == wanted:
+            if kept:
+                self._left_settings(others)
             return  # as the snapshot had them (a resumed rollback restored them already)
-        if not self._changed_since(SETTINGS_KEY, "settings", "server settings", now):
-            _restore_settings(self.items, self.steps, now, before, self.recreation)
+        if kept:
+            self._left_settings(others)
+        _restore_settings(self.items, self.steps, now, wanted, self.recreation)
+
+    def _left_settings(self, fields: list[str]) -> None:
+        what = ", ".join(sorted(fields))
+        message = f"changed since the deployment ({what}): left as it is"
+        self.left.append(ItemError(kind="settings", name="server settings", message=message))
+
+    def _cleared_by_deletion(self) -> GuildSettings | None:
+        """The snapshot's settings where they only named channels the deployment deleted (and the platform cleared
+        them): a deployment that changed no setting changed those all the same."""
+        if self.snapshot.settings is None:
+            return None
+        deleted = set(self.journal.deleted.values())
+        now = guild_fields(self.live.name, self.live.settings)
+        before = guild_fields(self.snapshot.guild_name, self.snapshot.settings)
+        cleared = {
+            field: before[field]
+            for field in ("afk_channel_id", "system_channel_id")
+            if before.get(field) in deleted and now.get(field) is None
+        }
+        if not cleared:
+            return None
+        return self.live.settings.model_copy(update=cleared)
 
     def _restore(self, key: str, object_id: str, now: Role | Channel | None, before: Role | Channel | None) -> None:
         kind: Kind = "role" if isinstance(before, Role) else _channel_kind(before)
@@ -198,37 +273,39 @@ class _RollbackPlanner:
             self.left.append(ItemError(kind=kind, name=name, message="deleted since the deployment: not restored"))
             return
         if isinstance(now, Role) and isinstance(before, Role):
-            if role_fields(now) != role_fields(before) and not self._changed_since(key, kind, name, role_fields(now)):
+            if role_fields(now) != role_fields(before) and not self._changed_since(
+                key, kind, name, role_fields(now), object_id
+            ):
                 _restore_role(self.items, self.steps, key, now, before)
         elif isinstance(now, Channel) and isinstance(before, Channel):
             changed = channel_fields(now) != channel_fields(before)
-            if changed and not self._changed_since(key, kind, name, channel_fields(now, self.deleted_roles)):
+            if changed and not self._changed_since(key, kind, name, channel_fields(now, self.deleted_roles), object_id):
                 self._restore_channel(key, now, before)
 
     def _delete(self, key: str, object_id: str) -> None:
         if _kind_of(key) == "role":
             role = self.live_roles.get(object_id)
-            if role is None or self._changed_since(key, "role", role.name, role_fields(role)):
+            if role is None or self._changed_since(key, "role", role.name, role_fields(role), object_id):
                 return
             self.deleted.add(object_id)
-            self.items.append(PlanItem(kind="role", name=role.name, action="delete", field="", key=key))
+            self.items.append(PlanItem(kind="role", name=role.name, action="delete", id=object_id, field="", key=key))
             self.steps.append(DeleteStep(op="delete_role", kind="role", key=key, name=role.name, object_id=object_id))
             return
         channel = self.live_channels.get(object_id)
         if channel is None:
             return
         kind, name = _channel_kind(channel), channel.name or object_id
-        if self._changed_since(key, kind, name, channel_fields(channel, self.deleted_roles)):
+        if self._changed_since(key, kind, name, channel_fields(channel, self.deleted_roles), object_id):
             return
         if channel.is_category:
             staying = [c for c in self.live.children_of(object_id) if c.id not in self.deleted]
             if staying:
-                self.items.append(PlanItem(kind=kind, name=name, action="keep", field="", key=key))
+                self.items.append(PlanItem(kind=kind, name=name, action="keep", id=object_id, field="", key=key))
                 message = f"kept: it holds {_channels(len(staying))} the deployment did not make or that changed since"
                 self.left.append(ItemError(kind=kind, name=name, message=message))
                 return
         self.deleted.add(object_id)
-        self.items.append(PlanItem(kind=kind, name=name, action="delete", field="", key=key))
+        self.items.append(PlanItem(kind=kind, name=name, action="delete", id=object_id, field="", key=key))
         self.steps.append(DeleteStep(op="delete_channel", kind=kind, key=key, name=name, object_id=object_id))
 
     def _restore_channel(self, key: str, now: Channel, before: Channel) -> None:
@@ -250,13 +327,23 @@ class _RollbackPlanner:
                 base = [o.model_dump() for o in before.permission_overwrites if o.type != ROLE_OVERWRITE]
                 for spec in specs:
                     overwrite_key = f"overwrite:{key}:{spec.target}"
-                    item = PlanItem(
-                        kind="overwrite", name=before.name or "", action="update", field="", key=overwrite_key
+                    self.items.append(
+                        PlanItem(
+                            kind="overwrite",
+                            name=before.name or "",
+                            action="update",
+                            id=now.id,
+                            field="",
+                            key=overwrite_key,
+                            owner=key,
+                        )
                     )
-                    self.items.append(item.model_copy(update={"owner": key}))
                     overwrite_keys.append(overwrite_key)
         name = before.name or before.id
-        self.items.append(PlanItem(kind=kind, name=name, action="update", field="", key=key))
+        rewritten_keys = []
+        if "permission_overwrites" in differences:  # the list goes back whole: each overwrite it changes, an item
+            rewritten_keys = self._restored_overwrites(key, name, now, before)
+        self.items.append(PlanItem(kind=kind, name=name, action="update", id=now.id, field="", key=key))
         self.steps.append(
             ChannelStep(
                 op="update_channel",
@@ -270,8 +357,37 @@ class _RollbackPlanner:
                 overwrites=specs,
                 base_overwrites=base,
                 overwrite_keys=overwrite_keys,
+                rewritten_keys=rewritten_keys,
             )
         )
+
+    def _restored_overwrites(self, key: str, name: str, now: Channel, before: Channel) -> list[str]:
+        """The overwrites a restored list creates, changes or removes, each an item of its own (checked as a deploy's
+        overwrite changes are)."""
+        was = {o.id: o for o in now.permission_overwrites}
+        wanted = {o.id: o for o in before.permission_overwrites}
+        roles = {role.id: role.name for role in [*self.snapshot.roles, *self.live.roles]}
+        keys = []
+        for target in dict.fromkeys([*was, *wanted]):
+            old, new = was.get(target), wanted.get(target)
+            if old is not None and new is not None and (old.allow, old.deny) == (new.allow, new.deny):
+                continue
+            action: Action = "create" if old is None else "delete" if new is None else "update"
+            who = "@everyone" if target == self.live.id else roles.get(target, target)
+            overwrite_key = f"overwrite:{key}:{target}"
+            self.items.append(
+                PlanItem(
+                    kind="overwrite",
+                    name=f"{name} → {who}",
+                    action=action,
+                    id=now.id,
+                    field="",
+                    key=overwrite_key,
+                    owner=key,
+                )
+            )
+            keys.append(overwrite_key)
+        return keys
 
     def _reattach_overwrites(self) -> None:
         """A role the deployment deleted took its overwrites with it from every channel, written by the deployment
@@ -293,7 +409,9 @@ class _RollbackPlanner:
                 for o in lost
             ]
             overwrite_keys = [f"overwrite:{key}:{spec.target}" for spec in specs]
-            self.items.append(PlanItem(kind=_channel_kind(now), name=name, action="update", field="", key=key))
+            self.items.append(
+                PlanItem(kind=_channel_kind(now), name=name, action="update", id=now.id, field="", key=key)
+            )
             self.items += [
                 PlanItem(kind="overwrite", name=name, action="create", field="", key=overwrite_key, owner=key)
                 for overwrite_key in overwrite_keys
@@ -354,7 +472,8 @@ def _channels(count: int) -> str:
 def _in_deletion_order(created: dict[str, str]) -> list[tuple[str, str]]:
     # Channels before their categories (no orphan moment), roles last.
     order = {"channel": 0, "category": 1, "role": 2}
-    return sorted(created.items(), key=lambda pair: order[_kind_of(pair[0])])
+    mine = [pair for pair in created.items() if _kind_of(pair[0]) in order]  # v4's: rollback_community.py
+    return sorted(mine, key=lambda pair: order[_kind_of(pair[0])])
 
 
 def _differences(current: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
@@ -364,7 +483,7 @@ def _differences(current: dict[str, Any], before: dict[str, Any]) -> dict[str, A
 def _restore_role(items: list[PlanItem], steps: list[Step], key: str, now: Role, before: Role) -> None:
     payload = _differences(role_fields(now), role_fields(before))
     action = "update" if payload else "keep"
-    items.append(PlanItem(kind="role", name=before.name, action=action, field="", key=key))
+    items.append(PlanItem(kind="role", name=before.name, action=action, id=now.id, field="", key=key))
     if payload:
         previous = {name: role_fields(now)[name] for name in payload}
         steps.append(

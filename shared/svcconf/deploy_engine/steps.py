@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from svcconf.config.lint import LintWarning
 
-Kind = Literal["role", "category", "channel", "overwrite", "settings"]
+Kind = Literal["role", "category", "channel", "overwrite", "settings", "automod_rule", "onboarding", "welcome_screen"]
 Action = Literal["create", "update", "keep", "delete"]
 # which counter group of a deployment record's steps a kind counts in
 KIND_GROUPS: dict[str, str] = {
@@ -21,6 +21,10 @@ KIND_GROUPS: dict[str, str] = {
     "channel": "channels",
     "overwrite": "overwrites",
     "settings": "settings",
+    # v4
+    "automod_rule": "automod",
+    "onboarding": "onboarding",
+    "welcome_screen": "welcome_screen",
 }
 EVERYONE_KEY = "@everyone"  # an overwrite's target
 SETTINGS_KEY = "settings"
@@ -96,6 +100,8 @@ class ChannelStep(BaseModel):
     replaces_overwrites: bool = False  # update: base_overwrites leaves some out (a move leaves its old category's)
     previous: dict[str, Any] = Field(default_factory=dict)
     overwrite_keys: list[str] = Field(default_factory=list)  # the overwrite items this step creates or updates
+    # the overwrite items its whole list changes besides `overwrites` (a move's left-behind ones, a rollback's)
+    rewritten_keys: list[str] = Field(default_factory=list)
 
 
 class GuildStep(BaseModel):
@@ -151,8 +157,25 @@ class DeleteStep(BaseModel):
     object_id: str
 
 
+class CommunityStep(BaseModel):
+    """v4: an AutoMod rule created, updated or deleted, onboarding put, the welcome screen modified. The payload's
+    roles and channels the deploy creates are `community.REF` + their key, resolved when the step is applied."""
+
+    op: Literal[
+        "create_automod_rule", "update_automod_rule", "delete_automod_rule", "put_onboarding", "modify_welcome_screen"
+    ]
+    kind: Literal["automod_rule", "onboarding", "welcome_screen"]
+    key: str
+    name: str
+    field: str = ""
+    object_id: str | None = None  # an AutoMod rule's id (update, delete)
+    payload: dict[str, Any] = Field(default_factory=dict)
+    previous: dict[str, Any] = Field(default_factory=dict)  # the platform's values the step replaces
+
+
 Step = Annotated[
-    RoleStep | ChannelStep | GuildStep | ReorderRoles | ReorderChannels | DeleteStep, Field(discriminator="op")
+    RoleStep | ChannelStep | GuildStep | ReorderRoles | ReorderChannels | DeleteStep | CommunityStep,
+    Field(discriminator="op"),
 ]
 
 
@@ -162,21 +185,27 @@ class DeploymentPlan(BaseModel):
     steps: list[Step]
     ids: dict[str, str] = Field(description="Key of each matched object -> its live id.")
     warnings: list[LintWarning] = Field(default_factory=list)  # what a pruning plan keeps and why
+    caller_id: str = ""  # the chat user the plan was made for (`caller_rights.within_reach` sets it)
+    kept: list[PlanItem] = Field(default_factory=list)  # confirmed deletions that changed since: kept and named
 
     def writes(self) -> int:
         return len(self.steps)
 
     def deletes(self) -> list[PlanItem]:
-        return [item for item in self.items if item.action == "delete"]
+        """The objects the plan deletes (what `confirm` is for); an overwrite a move leaves behind is an access
+        change of its channel, not an object deleted."""
+        return [item for item in self.items if item.action == "delete" and item.kind != "overwrite"]
 
     @property
     def plan_id(self) -> str:
-        """A digest of the guild and what the plan writes (kinds, ids, names, changes), not of counts or warnings:
-        the same server and configuration give the same id, and any change to either that changes a write, another."""
-        writes = [
+        """A digest of the guild, the caller's chat user id, what the plan shows (kinds, ids, names, changes) and
+        every step's payload (what each create, update and delete would send), not of counts or warnings: the same
+        server, configuration and caller give the same id; two plans that would write differently never share one."""
+        shown = [
             [item.kind, item.action, item.id, item.name, [[c.field, c.old, c.new] for c in item.changes]]
             for item in self.items
             if item.action != "keep"
         ]
-        digest = hashlib.sha256(json.dumps([self.guild_id, writes], sort_keys=True, default=str).encode())
-        return f"plan_{digest.hexdigest()[:32]}"
+        writes = [step.model_dump(mode="json") for step in self.steps]
+        text = json.dumps([self.guild_id, self.caller_id, shown, writes], sort_keys=True, default=str)
+        return f"plan_{hashlib.sha256(text.encode()).hexdigest()[:32]}"

@@ -19,6 +19,10 @@ from svcconf.store.deployment_records import (
 )
 
 LOCK_SECONDS = 2 * 3600  # a lost worker frees its guild after this
+WHO_MAY_CANCEL = (
+    "the deployer, the server's owner, an administrator, or a member with MANAGE_GUILD whose highest role is above"
+    " the deployer's"
+)
 
 
 class DeployJob(BaseModel):

@@ -1,5 +1,6 @@
-"""Starting from what exists: a live guild or a native server template read as a configuration (deployToChat
-`export` and `import`); the live guild as svcAiChat with `guild_id` reads it (svcconf.conversation.live_guild).
+"""Starting from what exists: a live guild, a native server template or another tool's backup read as a configuration
+(deployToChat `export` and `import`); the live guild as svcAiChat with `guild_id` reads it
+(svcconf.conversation.live_guild).
 
 Reading a guild takes what a deploy takes: the caller manages it (403) and the bot is in it (409 with the
 install link). The conversions themselves are pure (`deploy/export.py`, `deploy/native_template.py`).
@@ -16,15 +17,17 @@ from svcconf import caller_rights
 from svcconf.accounts.chat_account import managed_guild
 from svcconf.api.auth import BearerUser
 from svcconf.api.pasted_links import link_parts
+from svcconf.backups.formats import read_backup
 from svcconf.caller_rights import CallerStanding, CallerView
 from svcconf.chat import UnknownGuild, get_chat_client
 from svcconf.config import LintWarning
 from svcconf.config.answers import AnswerConfig
+from svcconf.config.lint import lint_config
 from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.live import read_live_guild
 from svcconf.deploy_engine.native_template import template_config
 from svcconf.deployments.requests import BotNotInGuild, install_url
-from svcconf.errors import BadRequest
+from svcconf.errors import BadRequest, FieldError
 from svcconf.settings import get_settings
 
 # Codes are case-sensitive: passed on exactly as written.
@@ -44,11 +47,20 @@ class TemplateSource(BaseModel):
     usage_count: int
 
 
+class DataSource(BaseModel):
+    format: str = Field(
+        description="The backup format `data` was read as: configuration, discord-backup, template or platform (an "
+        "open set: values may be added)."
+    )
+
+
 class ImportAnswer(BaseModel):
     status: Literal["imported"] = Field(description="Tells this answer apart from the others of 200.")
     config: AnswerConfig
     warnings: list[LintWarning]
-    source: TemplateSource = Field(description="The native template the configuration was read from.")
+    source: TemplateSource | DataSource = Field(
+        description="The native template the configuration was read from, or the format of the `data` sent."
+    )
 
 
 def managed_live_guild(user: BearerUser, guild_id: str) -> tuple[CallerStanding, CallerView]:
@@ -96,3 +108,26 @@ def import_template(text: str) -> ImportAnswer:
         code=template.code, name=template.name, description=template.description, usage_count=template.usage_count
     )
     return ImportAnswer(status="imported", config=exported.config, warnings=exported.warnings, source=source)
+
+
+def import_data(data: dict[str, object]) -> ImportAnswer:
+    """Another tool's backup (any format `backups/formats.py` reads) as a configuration, with what it could not carry
+    in `warnings`. An unknown shape, or one that is not a valid configuration once converted: 400 naming, under
+    `data`, what is missing or wrong."""
+    reading = read_backup(data)
+    if reading.config is None:
+        details = [FieldError(field=_under_data(p.field), message=p.message) for p in reading.problems]
+        what = "is in no backup format" if reading.format == "unknown" else f"is a {reading.format} backup"
+        first = details[0] if details else FieldError(field="data", message="cannot be read")
+        raise BadRequest(f"data {what} that cannot be imported: {first.field}: {first.message}", details=details)
+    losses = [LintWarning(field=w.field, rule=w.rule or "unrestorable", message=w.message) for w in reading.warnings]
+    return ImportAnswer(
+        status="imported",
+        config=reading.config,
+        warnings=[*losses, *lint_config(reading.config)],
+        source=DataSource(format=reading.format),
+    )
+
+
+def _under_data(field: str) -> str:
+    return "data" if field in ("", "body", "backup_data") else f"data.{field}"

@@ -21,17 +21,24 @@ from svcconf.chat import ChatError, UnknownGuild, get_chat_client
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig, to_bitfield
 from svcconf.config.lint import LintWarning, lint_config
-from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
 from svcconf.deploy_engine.matching import with_ids
 from svcconf.deploy_engine.plan import plan_deployment
 from svcconf.deploy_engine.preflight import preflight_problems
-from svcconf.deploy_engine.prune import deletion_warnings
+from svcconf.deploy_engine.prune import confirmed_fingerprints, deletion_warnings
 from svcconf.deploy_engine.steps import DeploymentPlan
 from svcconf.deployments import quota as creation_quota
-from svcconf.deployments.answers import DeploymentView, DryRun, view
-from svcconf.deployments.common import LOCK_SECONDS, deployment_repository, job_of, planned_steps, rollback_plan
-from svcconf.errors import Conflict, NotFound, ServiceUnavailable
+from svcconf.deployments.answers import DeploymentView, DryRun, HistoryEntry, view
+from svcconf.deployments.common import (
+    LOCK_SECONDS,
+    WHO_MAY_CANCEL,
+    deployment_repository,
+    job_of,
+    planned_steps,
+    rollback_plan,
+)
+from svcconf.deployments.ids import translated
+from svcconf.errors import BadRequest, Conflict, FieldError, NotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 from svcconf.store import queues
@@ -46,11 +53,23 @@ class GuildIsBusy(Conflict):
 
     @classmethod
     def held_by(cls, holder: DeploymentRecord | None) -> GuildIsBusy:
-        if holder is None or holder.status != "waiting" or holder.resumes_at is None:
+        """Names the deployment that holds the guild (its `deployment_id` in the body too) and who may cancel it."""
+        if holder is None:
             return cls()
+        by = f"Deployment {holder.deployment_id} to this server by chat user {holder.chat_user_id}"
+        if holder.status == "cancelled":
+            return cls(
+                f"{by} was cancelled and stops at its current step: try again in a moment.",
+                deployment_id=holder.deployment_id,
+            )
+        if holder.status == "waiting" and holder.resumes_at is not None:
+            state = f"is waiting for the chat platform and resumes at {holder.resumes_at.isoformat(timespec='seconds')}"
+        else:
+            state = f"is still running ({holder.status})"
         return cls(
-            f"Deployment {holder.deployment_id} to this server is waiting for the chat platform and resumes at "
-            f"{holder.resumes_at.isoformat(timespec='seconds')}; try again when it ends."
+            f"{by} {state}; try again when it ends, or cancel it (`cancel` with its deployment_id): "
+            f"{WHO_MAY_CANCEL} may.",
+            deployment_id=holder.deployment_id,
         )
 
 
@@ -74,6 +93,10 @@ class PlanNotConfirmed(Conflict):
 
 class NoDeployment(NotFound):
     default_message = "No deployment of this project by you was found."
+
+
+class LaterDeploymentInTheWay(Conflict):
+    default_message = "A later deployment changed what this one did: roll that one back first."
 
 
 def new_deployment_id() -> str:
@@ -112,8 +135,9 @@ def _checked_plan(
     accept from them in its own client: else 403, 409."""
     chat_user_id, _ = managed_guild(user, guild_id)
     standing, seen = caller_rights.as_caller(get_chat_client(), _live_guild(guild_id, config), chat_user_id)
+    config = translated(config, seen.live)  # ids the guild no longer has, as a restore made them again
     plan = caller_rights.within_reach(standing, seen, plan_deployment(seen.live, config, prune=prune))
-    problems = [*preflight_problems(seen.live, plan), *caller_rights.hidden_problems(seen, plan, config)]
+    problems = preflight_problems(seen.live, plan)  # a channel hidden from the caller is absent from `seen`
     if problems:
         noun = "problem" if len(problems) == 1 else "problems"
         raise PreflightFailed(
@@ -157,8 +181,7 @@ def deploy(
     acknowledge: list[str] | None = None,
 ) -> DeploymentView:
     chat_user_id, seen, plan = _checked_plan(user, guild_id, config, prune=prune)
-    as_it_is = export_config(seen.live, seen.live.settings).config
-    caller_rights.require_acknowledged(config, acknowledge or [], as_it_is)
+    caller_rights.require_acknowledged(config, acknowledge or [], seen.live, plan.ids)
     if plan.deletes() and confirm != plan.plan_id:
         message = None if confirm is None else "The server changed since that plan: confirm the current plan_id."
         raise PlanNotConfirmed(
@@ -176,6 +199,9 @@ def deploy(
         # of what the plan matched, so `info` can answer every id once the worker adds what it created.
         configuration=with_ids(config, plan.ids).model_dump(mode="json", exclude_unset=True),
         confirmed_deletes=[item.id for item in plan.deletes() if item.id] if prune else None,
+        confirmed_fingerprints=confirmed_fingerprints(seen.live, [i.id for i in plan.deletes() if i.id])
+        if prune
+        else None,
     )
     quota = creation_quota.quota_warnings(guild_id, plan, record.created_at)
     warnings = [*quota, *lint_config(config), *seen.hidden_warnings()]
@@ -184,16 +210,19 @@ def deploy(
     return view(record).model_copy(update={"warnings": warnings})
 
 
-def rollback(user: BearerUser, project_id: str, guild_id: str | None) -> DeploymentView:
-    """Queues the undoing of the caller's newest deployment of the project (to `guild_id`, when given)."""
-    chat_user_id, target, live = _rollback_target(user, project_id, guild_id)
+def rollback(
+    user: BearerUser, project_id: str | None, guild_id: str | None, deployment_id: str | None = None
+) -> DeploymentView:
+    """Queues the undoing of `deployment_id`, or of the caller's newest deployment of the project (to `guild_id`,
+    when given)."""
+    chat_user_id, target, live = _rollback_target(user, project_id, guild_id, deployment_id)
     standing, seen = caller_rights.as_caller(get_chat_client(), live, chat_user_id)
     caller_rights.check_plan(standing, seen, rollback_plan(seen.live, target, target.backup_id or "").plan)
     record = _new_record(
         "rollback",
         user,
         chat_user_id,
-        project_id,
+        target.project_id,
         target.project_name,
         live,
         backup_id=target.backup_id,
@@ -204,13 +233,16 @@ def rollback(user: BearerUser, project_id: str, guild_id: str | None) -> Deploym
     return view(record)
 
 
-def rollback_dry_run(user: BearerUser, project_id: str, guild_id: str | None) -> DryRun:
+def rollback_dry_run(
+    user: BearerUser, project_id: str | None, guild_id: str | None, deployment_id: str | None = None
+) -> DryRun:
     """What that rollback would do now, as the caller sees the server, written nowhere; what anyone changed since
-    the deployment (and the rollback would leave) as warnings."""
-    chat_user_id, target, live = _rollback_target(user, project_id, guild_id)
+    the deployment (and the rollback would leave) as warnings. A deployment that holds the guild never refuses it."""
+    chat_user_id, target, live = _rollback_target(user, project_id, guild_id, deployment_id, dry_run=True)
     standing, seen = caller_rights.as_caller(get_chat_client(), live, chat_user_id)
     planned = rollback_plan(seen.live, target, target.backup_id or "")
     caller_rights.check_plan(standing, seen, planned.plan)
+    planned.plan.caller_id = chat_user_id  # its plan_id is this caller's
     left = [
         LintWarning(field="", rule="left-as-it-is", message=f"{error.kind} '{error.name}': {error.message}")
         for error in planned.left
@@ -220,26 +252,76 @@ def rollback_dry_run(user: BearerUser, project_id: str, guild_id: str | None) ->
 
 
 def _rollback_target(
-    user: BearerUser, project_id: str, guild_id: str | None
+    user: BearerUser,
+    project_id: str | None,
+    guild_id: str | None,
+    deployment_id: str | None,
+    *,
+    dry_run: bool = False,
 ) -> tuple[str, DeploymentRecord, LiveGuild]:
-    """The deployment to undo and its guild as it is: else 403, 404, 409 (busy, or its snapshot gone)."""
+    """The deployment to undo and its guild as it is: else 403, 404, 409 (busy, a later deployment in the way, or
+    its snapshot gone)."""
+    if project_id is None and deployment_id is None:
+        raise BadRequest(
+            "Name what to roll back: `project_id` (its newest deployment) or `deployment_id`.",
+            details=[FieldError(field="project_id", message="required without deployment_id")],
+        )
     repository = deployment_repository()
-    target = repository.newest(user.sub, project_id, guild_id=guild_id, kind="deploy")
+    if deployment_id is not None:
+        target = repository.find(deployment_id, user.sub)
+        if target is None or project_id not in (None, target.project_id) or guild_id not in (None, target.guild_id):
+            raise NoDeployment(f"Nothing to roll back: no deployment {deployment_id} by you (of that project, there).")
+    else:
+        target = repository.newest(user.sub, project_id or "", guild_id=guild_id, kind="deploy") or repository.newest(
+            user.sub, project_id or "", guild_id=guild_id, kind="restore"
+        )
     guild = guild_id or (target.guild_id if target else None)
     if guild is None:
         raise NoDeployment("Nothing to roll back: no deployment of this project by you.")
     chat_user_id, _ = managed_guild(user, guild)  # 403 before anything about the project is told
     holder = repository.lock_holder(guild, int(utc_now().timestamp()))
-    if holder is not None and holder.status == "waiting":
-        raise GuildIsBusy.held_by(holder)  # named with its time, whether or not it is the one to roll back
-    if target is None or not target.finished or target.rolled_back_by or not target.backup_id:
+    if holder is not None and not dry_run:
+        raise GuildIsBusy.held_by(holder)  # named, whether or not it is the one to roll back; never a dry run
+    if target is None or target.kind == "rollback" or not target.finished or target.rolled_back_by:
         raise NoDeployment("Nothing to roll back: no finished, not yet rolled back deployment of this project here.")
+    if not target.backup_id:
+        raise NoDeployment(f"Nothing to roll back: deployment {target.deployment_id} wrote nothing.")
+    if deployment_id is not None:
+        _require_nothing_later(repository.later(target), target)
     if not archive.backup_exists(target.backup_id):
         raise SnapshotGone(
             f"Deployment {target.deployment_id} can no longer be rolled back: its snapshot of the server "
-            f"({target.backup_id}) is gone."
+            f"({target.backup_id}) is gone.",
+            deployment_id=target.deployment_id,
         )
     return chat_user_id, target, _live_guild(target.guild_id, None)
+
+
+def _require_nothing_later(later: list[DeploymentRecord], target: DeploymentRecord) -> None:
+    """A deployment is rolled back alone only if no later one of the project on that guild (rollbacks aside),
+    not itself rolled back, touched one of its objects: else 409 naming the later one."""
+    mine = touched(target)
+    for other in reversed(later):  # the oldest in the way first: the one to roll back next
+        if other.kind == "rollback" or other.rolled_back_by:
+            continue
+        if touched(other) & mine:
+            raise LaterDeploymentInTheWay(
+                f"Deployment {other.deployment_id}, made after {target.deployment_id}, changed some of the same "
+                f"objects: roll it back first (`rollback` with its deployment_id).",
+                deployment_id=other.deployment_id,
+            )
+
+
+def touched(record: DeploymentRecord) -> set[str]:
+    """The ids of every object a deployment created, updated, moved or deleted (the guild's own for its settings)."""
+    ids = {*record.journal_created.values(), *record.journal_deleted.values()}
+    for entry in record.journal_updated.values():
+        positions = (entry.get("previous") or {}).get("positions")
+        if isinstance(positions, dict):  # a bulk reorder: the objects it moved, not the guild
+            ids.update(positions)
+        else:
+            ids.add(str(entry["id"]))
+    return ids
 
 
 def _new_record(
@@ -298,12 +380,22 @@ def _queue(record: DeploymentRecord, *, mint_for: ServerConfig | None = None) ->
         raise
 
 
-def info(user: BearerUser, project_id: str, guild_id: str | None) -> DeploymentView:
-    record = deployment_repository().newest(user.sub, project_id, guild_id=guild_id)
+def info(user: BearerUser, project_id: str, guild_id: str | None, deployment_id: str | None = None) -> DeploymentView:
+    """The caller's deployment `deployment_id` of the project, or their newest (to `guild_id`, when given), with the
+    project's history: their newest 20 deployments of it, newest first."""
+    repository = deployment_repository()
+    history = repository.history(user.sub, project_id, guild_id=guild_id)
+    if deployment_id is not None:
+        record = repository.get(user.sub, project_id, deployment_id)
+        if record is not None and guild_id not in (None, record.guild_id):
+            record = None
+    else:
+        record = history[0] if history else None
     if record is None:
-        raise NoDeployment()
+        raise NoDeployment(f"No deployment {deployment_id} of this project by you." if deployment_id else None)
+    entries = [HistoryEntry.of(other) for other in history]
     if record.kind == "deploy" or record.deployment_code:
-        return view(record)
+        return view(record, history=entries)
     # A rollback carries no code of its own: the project's code is its newest deploy's.
-    newest_deploy = deployment_repository().newest(user.sub, project_id, guild_id=guild_id, kind="deploy")
-    return view(record, deployment_code=newest_deploy.deployment_code if newest_deploy else None)
+    newest_deploy = repository.newest(user.sub, project_id, guild_id=guild_id, kind="deploy")
+    return view(record, deployment_code=newest_deploy.deployment_code if newest_deploy else None, history=entries)

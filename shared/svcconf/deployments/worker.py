@@ -3,7 +3,9 @@
 `run_job` snapshots the guild before its first write, applies the plan step by step with a checkpoint after each,
 re-queues the rest when its time runs low or the platform asks to wait, and ends `succeeded`, `partial` or
 `failed`. A wait longer than SQS can delay (the platform's creation quota: hours) makes the deployment `waiting`
-until `resumes_at`, when an EventBridge Scheduler one-time schedule queues it again.
+until `resumes_at`, when an EventBridge Scheduler one-time schedule queues it again. A deployment cancelled
+(`cancel.py`) stops between two steps: the intent before each write and the checkpoint after each step tell it, what
+it wrote is journaled, and its guild is freed.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from svcconf.deploy_engine.plan import plan_deployment
 from svcconf.deploy_engine.rollback import GuildSnapshot, channel_state, role_state
 from svcconf.deploy_engine.steps import KIND_GROUPS, DeploymentPlan, Step
 from svcconf.deployments import quota as creation_quota
+from svcconf.deployments import restore
 from svcconf.deployments.common import (
     LOCK_SECONDS,
     DeployJob,
@@ -40,11 +43,13 @@ from svcconf.deployments.common import (
     planned_steps,
     rollback_plan,
 )
+from svcconf.deployments.ids import translated
 from svcconf.errors import BackupNotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 from svcconf.store import queues, schedules
 from svcconf.store.deployment_records import (
+    DeploymentCancelled,
     DeploymentKind,
     DeploymentRecord,
     DeploymentRepository,
@@ -69,6 +74,8 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
     record = repository.get(job.user_id, job.project_id, job.deployment_id)
     if record is None or record.finished:
         logger.info("nothing to run", extra={"deployment_id": job.deployment_id, "found": record is not None})
+        if record is not None and record.status == "cancelled":
+            repository.release(record)  # a cancelled running one's lock, if a delivery comes before its expiry
         return
     logger.append_keys(deployment_id=record.deployment_id, guild_id=record.guild_id, kind=record.kind)
     client = get_chat_client()
@@ -86,21 +93,25 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
         )
         first_run = not record.counted
         repository.mark_running(record, steps=planned_steps(plan) if first_run else None, now=utc_now())
-        if first_run and left:  # what the rollback leaves as it is, named once
-            repository.record_progress(record, Progress(errors=[StepError(**e.model_dump()) for e in left]), utc_now())
-        if not first_run and record.kind == "deploy":
+        # What the rollback leaves as it is, and the confirmed deletions a deploy keeps (changed since), named once.
+        named = [StepError(**e.model_dump()) for e in left if StepError(**e.model_dump()) not in record.steps.errors]
+        if named and (first_run or record.kind in ("deploy", "restore")):
+            repository.record_progress(record, Progress(errors=named), utc_now())
+        if not first_run and record.kind in ("deploy", "restore"):
             _adopt_unrecorded(repository, record, live, plan)
         applier = PlanApplier(client, record.guild_id, plan, audit_reason=f"svc {record.kind} {record.deployment_id}")
 
         def intend(step: Step) -> None:
-            if record.kind == "deploy" and step.op in JOURNALED_WRITES:
+            if record.kind in ("deploy", "restore") and step.op in JOURNALED_WRITES:
                 repository.record_intent(record, step.key, epoch_ms(utc_now()))
 
         deleted_roles = {step.object_id for step in plan.steps if step.op == "delete_role"}
 
         def checkpoint(outcome: StepOutcome) -> None:
-            repository.record_progress(record, _progress(outcome, deleted_roles), utc_now())
+            status = repository.record_progress(record, _progress(outcome, deleted_roles), utc_now())
             creation_quota.record_creations(record.guild_id, plan, outcome, utc_now())
+            if status == "cancelled":
+                raise DeploymentCancelled(record.deployment_id)  # journaled: now stop, before the next step
 
         finished = applier.run(
             skip=set(record.journal_failed),
@@ -108,6 +119,10 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
             has_time=lambda: seconds_left() > margin,
             intend=intend,
         )
+        if finished and record.kind == "restore":  # then the members get their roles back
+            finished = restore.restore_members(client, record, plan, lambda: seconds_left() > margin)
+        if finished and target is not None and target.kind == "restore":  # and its rollback takes them back
+            finished = restore.take_back_grants(client, record, target, lambda: seconds_left() > margin)
     except (DeploymentInterrupted, ChatRateLimited, ChatUnavailable) as pause:
         creation_quota.remember_buckets(client, record.guild_id, utc_now())
         _requeue(record, job, pause)
@@ -115,13 +130,15 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
     except (DeploymentAborted, ChatError) as fatal:
         _finish(repository, record, error=getattr(fatal, "reason", None) or str(fatal))
         return
+    except DeploymentCancelled:
+        _stop_cancelled(repository, record)
+        return
     creation_quota.remember_buckets(client, record.guild_id, utc_now())
     if not finished:
         logger.info("time is running low: the rest goes to the next invocation")
         queues.send(get_settings().deploy_queue_url or "", job_of(record, job.interruptions).model_dump(mode="json"))
         return
-    _finish(repository, record, error=None)
-    if target is not None:
+    if _finish(repository, record, error=None) and target is not None:
         repository.mark_rolled_back(target, record.deployment_id, utc_now())
 
 
@@ -136,7 +153,7 @@ def abandon(job: DeployJob, reason: str) -> None:
 def _worker_plan(
     repository: DeploymentRepository, record: DeploymentRecord, live: LiveGuild
 ) -> tuple[DeploymentPlan, tuple[DeploymentRecord | None, list[ItemError]]]:
-    if record.kind == "deploy":
+    if record.kind in ("deploy", "restore"):
         if record.backup_id is None:
             snapshot = GuildSnapshot.of(live, utc_now())
             backup = archive.create_deployment_snapshot(
@@ -153,7 +170,21 @@ def _worker_plan(
         # into the dead-letter queue (docs/11-production.md, "Stored items across releases").
         config = ServerConfig.model_validate(record.configuration or {}, extra="ignore")
         prune = record.confirmed_deletes is not None
-        return plan_deployment(live, config, prune=prune, confirmed_deletes=record.confirmed_deletes), (None, [])
+        if record.restore is not None:  # the backup's configuration, kept to the parts asked for
+            plan = restore.restore_plan(
+                live, config, record.restore, prune=prune, confirmed_deletes=record.confirmed_deletes
+            )
+            return plan, (None, [])
+        config = translated(config, live)  # ids the guild no longer has, as a restore or rollback made them again
+        plan = plan_deployment(
+            live,
+            config,
+            prune=prune,
+            confirmed_deletes=record.confirmed_deletes,
+            confirmed_fingerprints=record.confirmed_fingerprints,
+        )
+        kept = [ItemError(kind=item.kind, name=item.name, message=item.note or "kept") for item in plan.kept]
+        return plan, (None, kept)
     target = repository.get(record.user_id, record.project_id, record.rollback_of or "")
     if target is None or record.backup_id is None:
         raise DeploymentAborted("The deployment to roll back is gone.")
@@ -277,12 +308,28 @@ def _wait(record: DeploymentRecord, job: DeployJob, wait: int, pause: Exception)
         body=wake.model_dump(mode="json"),
         group=settings.deploy_schedule_group,
     )
-    repository.mark_waiting(record, resumes_at, reason, now)
+    try:
+        repository.mark_waiting(record, resumes_at, reason, now)
+    except DeploymentCancelled:  # cancelled meanwhile: its schedule finds it ended and does nothing
+        _stop_cancelled(repository, record)
+        return
     metrics.add_metric(name="DeploymentWaiting", unit="Count", value=1)
     logger.warning("the chat platform asks to wait for hours: waiting", extra={"resumes_at": resumes_at.isoformat()})
 
 
-def _finish(repository: DeploymentRepository, record: DeploymentRecord, *, error: str | None) -> None:
+def _stop_cancelled(repository: DeploymentRepository, record: DeploymentRecord) -> None:
+    """Cancelled while it ran: its result counts all it wrote (the cancel counted what was written then)."""
+    stored = repository.get(record.user_id, record.project_id, record.deployment_id) or record
+    repository.settle_cancelled(record, cancelled_summary(stored), utc_now())  # counted by the cancel's request
+    logger.info("deployment cancelled: stopped between two steps", extra={"cancelled_by": stored.cancelled_by})
+
+
+def cancelled_summary(record: DeploymentRecord) -> str:
+    """A cancelled deployment's result: who cancelled it, and what it had written (it stays; a rollback undoes it)."""
+    return f"Cancelled by chat user {record.cancelled_by}. {summary(record.kind, record.steps)}"
+
+
+def _finish(repository: DeploymentRepository, record: DeploymentRecord, *, error: str | None) -> bool:
     steps = (repository.get(record.user_id, record.project_id, record.deployment_id) or record).steps
     failed = steps.total("failed")
     changed = steps.total("created") + steps.total("updated") + steps.total("deleted")
@@ -293,9 +340,13 @@ def _finish(repository: DeploymentRepository, record: DeploymentRecord, *, error
         status = "succeeded" if not failed else ("partial" if changed else "failed")
     if failed and error is None:
         error = f"{failed} {'object' if failed == 1 else 'objects'} failed: see steps.errors."
-    repository.finish(record, status, summary(record.kind, steps), error, utc_now())
+    if not repository.finish(record, status, summary(record.kind, steps), error, utc_now()):
+        logger.info("deployment cancelled before it could finish")
+        return False
+    restore.remember_recreations(repository.get(record.user_id, record.project_id, record.deployment_id) or record)
     metrics.add_metric(name=f"Deployment{status.capitalize()}", unit="Count", value=1)
     logger.info("deployment finished", extra={"status": status, "changed": changed, "failed": failed})
+    return True
 
 
 _SINGULAR = {group: kind for kind, group in KIND_GROUPS.items()}  # "roles" -> "role"
@@ -318,7 +369,7 @@ def summary(kind: DeploymentKind, steps: Steps) -> str:
     sentence = (
         f"{verbs[0].capitalize()} {part(verbs[0])}; {'restored' if kind == 'rollback' else 'updated'} {part(verbs[1])}"
     )
-    if kind == "deploy" and steps.total("deleted"):  # a pruning deploy
+    if kind in ("deploy", "restore") and steps.total("deleted"):  # a pruning deploy
         sentence += f"; deleted {part('deleted')}"
     if kind == "rollback" and steps.total("created"):  # what the deployment had deleted, made again
         sentence += f"; re-created {part('created')}"

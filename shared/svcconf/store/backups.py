@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from botocore.exceptions import ClientError
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from svcconf.store.dynamo import table
 
@@ -27,7 +27,8 @@ MAX_ITEM_BYTES = 400 * 1024  # DynamoDB's item limit, attribute names and keys i
 # DynamoDB's words for an item over that limit (PutItem, TransactWriteItems; UpdateItem says "Item size to
 # update has exceeded ..."). Other ValidationExceptions (a key too long, an empty key) are bugs, not a 413.
 ITEM_SIZE_MESSAGES = ("Item size has exceeded the maximum allowed size", "Item size to update has exceeded")
-Retention = Literal["backup", "deployment"]  # the bot's backups; deployments' snapshots
+Retention = Literal["backup", "deployment", "scheduled"]  # manual and uploaded; deployments' snapshots; schedules'
+BackupKind = Literal["manual", "uploaded", "scheduled", "deployment"]
 
 
 class BackupSummary(BaseModel):
@@ -40,6 +41,13 @@ class BackupSummary(BaseModel):
     created_at: datetime
     size_bytes: int
     stored_bytes: int
+    # v4: what a backup is (items of earlier releases have none of these: `kind_of` reads them)
+    kind: str | None = Field(None, description="manual, uploaded, scheduled or deployment (an open set).")
+    format: str | None = Field(None, description="configuration, discord-backup, template, platform or unknown.")
+    restorable: bool | None = None
+    made_by: str | None = Field(None, description="The chat user it was made for, when they could manage the guild.")
+    digest: str | None = Field(None, description="sha256 of its content, ids and members included.")
+    members_count: int | None = Field(None, description="Members whose roles it holds; null: not read.")
 
 
 class ItemTooLarge(Exception):
@@ -68,7 +76,10 @@ def _locator_key(backup_id: str) -> dict[str, str]:
 
 
 def _summary_from(item: dict[str, Any]) -> BackupSummary:
-    return BackupSummary.model_validate({key: value for key, value in item.items() if key not in ("sk",)})
+    summary = BackupSummary.model_validate({key: value for key, value in item.items() if key not in ("sk",)})
+    if summary.kind is None:  # an item of an earlier release: a deployment's snapshot, or the bot's upload
+        summary.kind = "deployment" if item.get("retention") == "deployment" else "uploaded"
+    return summary
 
 
 class BackupRepository:

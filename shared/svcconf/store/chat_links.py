@@ -32,6 +32,17 @@ class ChatLink(BaseModel):
     scope: str = ""
     linked_at: datetime
     revision: str | None = None  # changes on every write; None before the first (and on items older than it)
+    # v4: when the platform refused the link's refresh (revoked, the app deauthorised): the link is not used again
+    # (no platform call) until a new sign-in replaces it.
+    refused_at: datetime | None = None
+
+
+class LinkedIdentity(BaseModel):
+    """Who a user is linked to, read without the tokens (no decryption)."""
+
+    chat_user_id: str
+    chat_username: str
+    refused_at: datetime | None = None
 
 
 @cache
@@ -72,6 +83,25 @@ class ChatLinkRepository:
             raise
         return saved
 
+    def mark_refused(self, link: ChatLink, refused_at: datetime) -> bool:
+        """Mark the stored link dead, unless it changed since `link` was read (a new sign-in wins): True if marked."""
+        condition: dict[str, Any] = {"ExpressionAttributeNames": {"#revision": "revision"}}
+        if link.revision is None:
+            condition["ConditionExpression"] = "attribute_exists(user_id) AND attribute_not_exists(#revision)"
+            condition["ExpressionAttributeValues"] = {":refused_at": refused_at.isoformat()}
+        else:
+            condition["ConditionExpression"] = "#revision = :read"
+            condition["ExpressionAttributeValues"] = {":read": link.revision, ":refused_at": refused_at.isoformat()}
+        try:
+            self._table.update_item(
+                Key={"user_id": link.user_id}, UpdateExpression="SET refused_at = :refused_at", **condition
+            )
+        except Exception as error:
+            if is_conditional_check_failure(error):
+                return False
+            raise
+        return True
+
     def revision(self, user_id: str) -> str | None:
         """The stored revision alone (no decryption): cheap to poll while another request refreshes."""
         item = self._table.get_item(
@@ -81,6 +111,15 @@ class ChatLinkRepository:
             ExpressionAttributeNames={"#revision": "revision"},
         ).get("Item")
         return item.get("revision") if item else None
+
+    def identity(self, user_id: str) -> LinkedIdentity | None:
+        """The linked chat identity alone (no KMS call), or None when the user has no link."""
+        item = self._table.get_item(
+            Key={"user_id": user_id},
+            ConsistentRead=True,
+            ProjectionExpression="chat_user_id, chat_username, refused_at",
+        ).get("Item")
+        return LinkedIdentity.model_validate(item) if item else None
 
     def get(self, user_id: str) -> ChatLink | None:
         item = self._table.get_item(Key={"user_id": user_id}, ConsistentRead=True).get("Item")

@@ -10,6 +10,10 @@
 - The guild lock: `pk = GUILD#<guild_id>`, `sk = LOCK`, naming the deployment that holds it. It is taken in
   the same transaction that writes the queued deployment (a conditional write, not a read-then-write) and
   expires by itself (`expiration`) if a worker is ever lost for good.
+- A deployment's reference: `pk = DEPLOYMENT#<deployment_id>`, `sk = REF`, naming its item, written in the same
+  transaction, so a deployment is found by its id alone (`cancel`, `rollback` with `deployment_id`).
+- Cancelling is a conditional update (only a deployment not yet ended); the worker's writes that follow one check
+  it: the intent before each write refuses a cancelled deployment, the checkpoint after each step answers its status.
 
 Across releases (docs/11-production.md, "Stored items across releases"): a deployment carries the
 `schema_version` of the release that wrote it (none before version 2: such an item reads as 1). During a canary,
@@ -32,14 +36,25 @@ from svcconf.store import documents
 from svcconf.store.dynamo import is_conditional_check_failure, plain_integers, table
 
 SCHEMA_VERSION = 2  # of the items this release writes; 1 is the shape before the version was stored
-DeploymentKind = Literal["deploy", "rollback"]
-DeploymentStatus = Literal["queued", "running", "waiting", "succeeded", "partial", "failed"]
-FINISHED: tuple[DeploymentStatus, ...] = ("succeeded", "partial", "failed")
+DeploymentKind = Literal["deploy", "rollback", "restore"]
+DeploymentStatus = Literal["queued", "running", "waiting", "succeeded", "partial", "failed", "cancelled"]
+FINISHED: tuple[DeploymentStatus, ...] = ("succeeded", "partial", "failed", "cancelled")
+ACTIVE: tuple[DeploymentStatus, ...] = ("queued", "running", "waiting")
+HISTORY_LENGTH = 20  # `info` answers the newest 20 deployments of a project
+CANCEL_GRACE_SECONDS = 120  # a cancelled running deployment's guild is free at the latest after this
 COUNTERS = ("planned", "created", "updated", "existing", "deleted", "failed")
 
 
 class GuildBusy(Exception):
     """Another deployment or rollback holds the guild."""
+
+
+class DeploymentCancelled(Exception):
+    """The deployment was cancelled: the worker writes nothing more."""
+
+
+class AlreadyEnded(Exception):
+    """The deployment to cancel had already ended."""
 
 
 class KindCounts(BaseModel):
@@ -57,13 +72,38 @@ class StepError(BaseModel):
     message: str
 
 
+class MemberCounts(BaseModel):
+    """A restore's member role grants: `planned`, `granted` and `failed` count grants (member, role); `left_server`
+    counts the backup's members no longer in the server. Its rollback: `planned` grants to take back, `removed`."""
+
+    planned: int = 0
+    granted: int = 0
+    left_server: int = 0
+    failed: int = 0
+    removed: int = 0  # the rollback of a restore: grants it took back
+
+
+class RestoreSource(BaseModel):
+    """What a restore restores: the backup, the parts asked for, and whether members get their roles back."""
+
+    backup_id: str
+    only: list[str]
+    members: bool = True
+    acknowledged_dangerous_members: bool = False
+
+
 class Steps(BaseModel):
     roles: KindCounts = Field(default_factory=KindCounts)
     categories: KindCounts = Field(default_factory=KindCounts)
     channels: KindCounts = Field(default_factory=KindCounts)
     overwrites: KindCounts = Field(default_factory=KindCounts)
     settings: KindCounts = Field(default_factory=KindCounts)  # the guild's own settings: one object
+    # v4: AutoMod rules, onboarding and the welcome screen (one object each)
+    automod: KindCounts = Field(default_factory=KindCounts)
+    onboarding: KindCounts = Field(default_factory=KindCounts)
+    welcome_screen: KindCounts = Field(default_factory=KindCounts)
     errors: list[StepError] = Field(default_factory=list)
+    members: MemberCounts | None = None  # a restore's member role grants
 
     def total(self, counter: str) -> int:
         return sum(getattr(getattr(self, group), counter) for group in KIND_GROUPS.values())
@@ -91,6 +131,7 @@ class DeploymentRecord(BaseModel):
     deployment_code: str | None = None
     rollback_of: str | None = None
     rolled_back_by: str | None = None
+    cancelled_by: str | None = None  # the chat user id of who cancelled it
     configuration: dict[str, Any] | None = None
     journal_created: dict[str, str] = Field(default_factory=dict)
     journal_updated: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -98,7 +139,10 @@ class DeploymentRecord(BaseModel):
     journal_deleted: dict[str, str] = Field(default_factory=dict)  # plan key -> the id of the object deleted
     journal_intents: dict[str, int] = Field(default_factory=dict)  # object key -> when its write began (Unix ms)
     journal_after: dict[str, str] = Field(default_factory=dict)  # object key -> its fingerprint
+    restore: RestoreSource | None = None  # a restore's backup and options
+    members_cursor: int = 0  # a restore: how many of the backup's members (by user id) the grants went through
     confirmed_deletes: list[str] | None = None  # a pruning deploy: the ids its confirmed plan deletes, and no other
+    confirmed_fingerprints: dict[str, str] | None = None  # their fingerprints then: one changed since is kept
     counted: bool = False  # the first worker run has set the planned and existing counts
     resumes_at: datetime | None = None  # while `waiting`: when the worker runs it again
     wait_reason: str | None = None  # while `waiting`: why, in a sentence
@@ -123,9 +167,28 @@ def _lock_key(guild_id: str) -> dict[str, str]:
     return {"pk": f"GUILD#{guild_id}", "sk": "LOCK"}
 
 
+def lock_holder_key(record: DeploymentRecord) -> dict[str, str]:
+    return {"holder_pk": _pk(record.user_id), "holder_sk": _sk(record.project_id, record.deployment_id)}
+
+
+def _active_condition(update: _Update) -> str:
+    """The deployment has not ended (queued, running or waiting)."""
+    values = ", ".join(update.value(status) for status in ACTIVE)
+    return f"{update.name('status')} IN ({values})"
+
+
+def _reference_key(deployment_id: str) -> dict[str, str]:
+    return {"pk": f"DEPLOYMENT#{deployment_id}", "sk": "REF"}
+
+
 def configuration_key(deployment_id: str) -> str:
     """Where the documents bucket keeps a deployment's configuration when its item cannot."""
     return f"deployments/{deployment_id}/configuration.json.bz2"
+
+
+def record_key(record: DeploymentRecord) -> dict[str, str]:
+    """The table key of a deployment's item."""
+    return {"pk": _pk(record.user_id), "sk": _sk(record.project_id, record.deployment_id)}
 
 
 def _to_item(record: DeploymentRecord) -> dict[str, Any]:
@@ -203,6 +266,27 @@ class _Update:
         }
 
 
+def _progress_update(progress: Progress, now: datetime) -> _Update:
+    update = _Update()
+    for key, object_id in progress.created.items():
+        update.set(["journal_created", key], object_id)
+    for key, updated in progress.updated.items():
+        update.set(["journal_updated", key], updated)
+    for key, object_id in progress.deleted.items():
+        update.set(["journal_deleted", key], object_id)
+    for key, reason in progress.failed.items():
+        update.set(["journal_failed", key], reason)
+    for key, fingerprint in progress.after.items():
+        update.set(["journal_after", key], fingerprint)
+    for group, counters in progress.counts.items():
+        for counter, amount in counters.items():
+            update.add(["steps", group, counter], amount)
+    if progress.errors:
+        update.append(["steps", "errors"], [error.model_dump() for error in progress.errors])
+    update.set(["updated_at"], now.isoformat())
+    return update
+
+
 class DeploymentRepository:
     def __init__(self, table_name: str):
         self._table = table(table_name)
@@ -213,8 +297,7 @@ class DeploymentRepository:
         """Writes the queued deployment and takes its guild's lock, both or neither; `GuildBusy` if held."""
         lock = {
             **_lock_key(record.guild_id),
-            "holder_pk": _pk(record.user_id),
-            "holder_sk": _sk(record.project_id, record.deployment_id),
+            **lock_holder_key(record),
             "deployment_id": record.deployment_id,
             "expiration": lock_expiration,
         }
@@ -237,6 +320,12 @@ class DeploymentRepository:
                             "ConditionExpression": "attribute_not_exists(pk)",
                         }
                     },
+                    {
+                        "Put": {
+                            "TableName": self._table.name,
+                            "Item": {**_reference_key(record.deployment_id), **lock_holder_key(record)},
+                        }
+                    },
                 ]
             )
         except ClientError as error:
@@ -251,6 +340,108 @@ class DeploymentRepository:
             return None
         item = self._table.get_item(Key={"pk": lock["holder_pk"], "sk": lock["holder_sk"]}).get("Item")
         return _from_item(item) if item else None
+
+    def find(self, deployment_id: str, user_id: str | None = None) -> DeploymentRecord | None:
+        """A deployment by its id alone (of `user_id`, when given); one written before references existed is
+        found among that user's deployments."""
+        reference = self._table.get_item(Key=_reference_key(deployment_id), ConsistentRead=True).get("Item")
+        if reference is not None:
+            item = self._table.get_item(
+                Key={"pk": reference["holder_pk"], "sk": reference["holder_sk"]}, ConsistentRead=True
+            ).get("Item")
+            found = _from_item(item) if item else None
+            return found if found is not None and user_id in (None, found.user_id) else None
+        if user_id is None:
+            return None
+        arguments: dict[str, Any] = {
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+            "FilterExpression": "deployment_id = :id",
+            "ExpressionAttributeValues": {":pk": _pk(user_id), ":prefix": "DEPLOYMENT#", ":id": deployment_id},
+            "ConsistentRead": True,
+        }
+        while True:
+            response = self._table.query(**arguments)
+            if response["Items"]:
+                return _from_item(response["Items"][0])
+            if "LastEvaluatedKey" not in response:
+                return None
+            arguments["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    def history(
+        self, user_id: str, project_id: str, *, guild_id: str | None = None, limit: int = HISTORY_LENGTH
+    ) -> list[DeploymentRecord]:
+        """The user's deployments of the project (to the guild, when given), newest first, at most `limit`."""
+        found: list[DeploymentRecord] = []
+        for record in self._history(user_id, project_id):
+            if guild_id is None or record.guild_id == guild_id:
+                found.append(record)
+                if len(found) == limit:
+                    break
+        return found
+
+    def later(self, record: DeploymentRecord) -> list[DeploymentRecord]:
+        """The user's deployments of the same project to the same guild made after `record`, newest first."""
+        return [
+            other
+            for other in self._history(record.user_id, record.project_id)
+            if other.guild_id == record.guild_id and other.deployment_id > record.deployment_id
+        ]
+
+    def cancel(self, record: DeploymentRecord, *, by: str, result: str, now: datetime) -> DeploymentStatus:
+        """Ends a queued, waiting or running deployment `cancelled`; `AlreadyEnded` if it had ended. A queued or
+        waiting one frees its guild at once; a running one keeps it until its worker stops at its next step (it
+        releases it then), or `CANCEL_GRACE_SECONDS` at most. Answers the status it had."""
+        update = _Update()
+        update.set(["status"], "cancelled")
+        update.set(["cancelled_by"], by)
+        update.set(["result"], result)
+        update.set(["finished_at"], now.isoformat())
+        update.set(["updated_at"], now.isoformat())
+        update.remove(["resumes_at"])
+        update.remove(["wait_reason"])
+        condition = _active_condition(update)
+        try:
+            answer = self._table.update_item(
+                Key={"pk": _pk(record.user_id), "sk": _sk(record.project_id, record.deployment_id)},
+                **update.arguments(),
+                ConditionExpression=condition,
+                ReturnValues="UPDATED_OLD",
+            )
+        except ClientError as error:
+            if is_conditional_check_failure(error):
+                raise AlreadyEnded from error
+            raise
+        was: DeploymentStatus = answer["Attributes"]["status"]
+        if was == "running":
+            self._hand_over_lock(record, int(now.timestamp()) + CANCEL_GRACE_SECONDS)
+        else:
+            self.release(record)
+        return was
+
+    def _hand_over_lock(self, record: DeploymentRecord, expiration: int) -> None:
+        """The cancelled running deployment's lock: marked so its worker can no longer extend it, and short."""
+        try:
+            self._table.update_item(
+                Key=_lock_key(record.guild_id),
+                UpdateExpression="SET expiration = :expiration, cancelled = :yes",
+                ConditionExpression="deployment_id = :id",
+                ExpressionAttributeValues={":expiration": expiration, ":id": record.deployment_id, ":yes": True},
+            )
+        except ClientError as failure:
+            if not is_conditional_check_failure(failure):
+                raise
+
+    def release(self, record: DeploymentRecord) -> None:
+        """Frees the guild if this deployment still holds it."""
+        try:
+            self._table.delete_item(
+                Key=_lock_key(record.guild_id),
+                ConditionExpression="deployment_id = :id",
+                ExpressionAttributeValues={":id": record.deployment_id},
+            )
+        except ClientError as failure:
+            if not is_conditional_check_failure(failure):
+                raise
 
     def get(self, user_id: str, project_id: str, deployment_id: str) -> DeploymentRecord | None:
         key = {"pk": _pk(user_id), "sk": _sk(project_id, deployment_id)}
@@ -282,11 +473,22 @@ class DeploymentRepository:
 
     # -- the worker side -----------------------------------------------------------------------------------
 
-    def _update(self, record: DeploymentRecord, update: _Update, **conditions: Any) -> None:
+    def _update(self, record: DeploymentRecord, update: _Update, **conditions: Any) -> dict[str, Any]:
         key = {"pk": _pk(record.user_id), "sk": _sk(record.project_id, record.deployment_id)}
-        self._table.update_item(Key=key, **update.arguments(), **conditions)
+        answer: dict[str, Any] = self._table.update_item(Key=key, **update.arguments(), **conditions)
+        return answer
+
+    def _update_active(self, record: DeploymentRecord, update: _Update) -> None:
+        """An update of a deployment that has not ended; `DeploymentCancelled` if it has (a cancel came first)."""
+        try:
+            self._update(record, update, ConditionExpression=_active_condition(update))
+        except ClientError as error:
+            if is_conditional_check_failure(error):
+                raise DeploymentCancelled(record.deployment_id) from error
+            raise
 
     def mark_running(self, record: DeploymentRecord, *, steps: Steps | None, now: datetime) -> None:
+        """`DeploymentCancelled` if it was cancelled meanwhile: nothing is written to the guild then."""
         update = _Update()
         update.set(["status"], "running")
         update.set(["updated_at"], now.isoformat())
@@ -297,7 +499,7 @@ class DeploymentRepository:
         if steps is not None:
             update.set(["steps"], steps.model_dump(mode="json"))
             update.set(["counted"], True)
-        self._update(record, update)
+        self._update_active(record, update)
 
     def mark_waiting(self, record: DeploymentRecord, resumes_at: datetime, reason: str, now: datetime) -> None:
         update = _Update()
@@ -305,7 +507,7 @@ class DeploymentRepository:
         update.set(["resumes_at"], resumes_at.isoformat())
         update.set(["wait_reason"], reason)
         update.set(["updated_at"], now.isoformat())
-        self._update(record, update)
+        self._update_active(record, update)
 
     def set_code(self, record: DeploymentRecord, code: str, now: datetime) -> None:
         update = _Update()
@@ -319,37 +521,29 @@ class DeploymentRepository:
         update.set(["updated_at"], now.isoformat())
         self._update(record, update)
 
-    def record_progress(self, record: DeploymentRecord, progress: Progress, now: datetime) -> None:
-        """One step's outcome, in place: journal entries set, counts added, errors appended."""
-        update = _Update()
-        for key, object_id in progress.created.items():
-            update.set(["journal_created", key], object_id)
-        for key, updated in progress.updated.items():
-            update.set(["journal_updated", key], updated)
-        for key, object_id in progress.deleted.items():
-            update.set(["journal_deleted", key], object_id)
-        for key, reason in progress.failed.items():
-            update.set(["journal_failed", key], reason)
-        for key, fingerprint in progress.after.items():
-            update.set(["journal_after", key], fingerprint)
-        for group, counters in progress.counts.items():
-            for counter, amount in counters.items():
-                update.add(["steps", group, counter], amount)
-        if progress.errors:
-            update.append(["steps", "errors"], [error.model_dump() for error in progress.errors])
-        update.set(["updated_at"], now.isoformat())
-        self._update(record, update)
+    def record_progress(self, record: DeploymentRecord, progress: Progress, now: datetime) -> DeploymentStatus:
+        """One step's outcome, in place: journal entries set, counts added, errors appended, whatever the status
+        (a step written is journaled, cancelled or not). Answers "cancelled" if it was cancelled since, else
+        "running"."""
+        try:
+            self._update_active(record, _progress_update(progress, now))
+        except DeploymentCancelled:
+            self._update(record, _progress_update(progress, now))
+            return "cancelled"
+        return "running"
 
     def record_intent(self, record: DeploymentRecord, key: str, at_ms: int) -> None:
-        """Before a write: the object's key and when the write begins (a resumed run tells its object by it)."""
+        """Before a write: the object's key and when the write begins (a resumed run tells its object by it).
+        `DeploymentCancelled` if the deployment was cancelled: the write is not made."""
         update = _Update()
         update.set(["journal_intents", key], at_ms)
-        self._update(record, update)
+        self._update_active(record, update)
 
     def finish(
         self, record: DeploymentRecord, status: DeploymentStatus, result: str, error: str | None, now: datetime
-    ) -> None:
-        """The final status, then the guild's lock released if this deployment still holds it."""
+    ) -> bool:
+        """The final status, then the guild's lock released if this deployment still holds it. False (and the
+        status left as it is) when it was cancelled meanwhile."""
         update = _Update()
         update.set(["status"], status)
         update.set(["result"], result)
@@ -359,23 +553,34 @@ class DeploymentRepository:
         update.remove(["wait_reason"])
         if error:
             update.set(["error"], error)
-        self._update(record, update)
         try:
-            self._table.delete_item(
-                Key=_lock_key(record.guild_id),
-                ConditionExpression="deployment_id = :id",
-                ExpressionAttributeValues={":id": record.deployment_id},
-            )
+            self._update_active(record, update)
+        except DeploymentCancelled:
+            return False
+        finally:
+            self.release(record)
+        return True
+
+    def settle_cancelled(self, record: DeploymentRecord, result: str, now: datetime) -> None:
+        """A cancelled deployment's worker stopped: its result says all it wrote, and its guild is free."""
+        update = _Update()
+        update.set(["result"], result)
+        update.set(["updated_at"], now.isoformat())
+        condition = f"{update.name('status')} = {update.value('cancelled')}"
+        try:
+            self._update(record, update, ConditionExpression=condition)
         except ClientError as failure:
             if not is_conditional_check_failure(failure):
                 raise
+        self.release(record)
 
     def extend_lock(self, record: DeploymentRecord, expiration: int) -> None:
+        """Only while the deployment holds the lock and was not cancelled."""
         try:
             self._table.update_item(
                 Key=_lock_key(record.guild_id),
                 UpdateExpression="SET expiration = :expiration",
-                ConditionExpression="deployment_id = :id",
+                ConditionExpression="deployment_id = :id AND attribute_not_exists(cancelled)",
                 ExpressionAttributeValues={":expiration": expiration, ":id": record.deployment_id},
             )
         except ClientError as failure:

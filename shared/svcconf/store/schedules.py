@@ -1,4 +1,5 @@
-"""EventBridge Scheduler: one-time schedules that send a job to a queue later than SQS's 15-minute delay reaches."""
+"""EventBridge Scheduler: one-time schedules that send a job to a queue later than SQS's 15-minute delay reaches, and
+recurring ones (a guild's backup schedule) that send the same job every few hours."""
 
 from __future__ import annotations
 
@@ -43,3 +44,47 @@ def send_later(
     except ClientError as error:
         if error.response.get("Error", {}).get("Code") != "ConflictException":
             raise
+
+
+def rate_expression(every_hours: int) -> str:
+    """Scheduler's recurring expression for every `every_hours` hours."""
+    return "rate(1 hour)" if every_hours == 1 else f"rate({every_hours} hours)"
+
+
+def put_recurring(
+    name: str,
+    *,
+    every_hours: int,
+    start: datetime,
+    queue_arn: str,
+    role_arn: str,
+    body: dict[str, Any],
+    group: str = "default",
+) -> None:
+    """Sends `body` to the queue every `every_hours` hours from `start` (its first run), until removed; a schedule
+    of that name already there is replaced (its expression, start and input)."""
+    schedule: dict[str, Any] = {
+        "Name": name,
+        "GroupName": group,
+        "ScheduleExpression": rate_expression(every_hours),
+        "StartDate": datetime.fromtimestamp(math.ceil(start.timestamp()), UTC),
+        "FlexibleTimeWindow": {"Mode": "OFF"},
+        "Target": {"Arn": queue_arn, "RoleArn": role_arn, "Input": json.dumps(body)},
+    }
+    try:
+        _scheduler().create_schedule(**schedule)
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") != "ConflictException":
+            raise
+        _scheduler().update_schedule(**schedule)
+
+
+def remove(name: str, *, group: str = "default") -> bool:
+    """Deletes the schedule; False when there was none."""
+    try:
+        _scheduler().delete_schedule(Name=name, GroupName=group)
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
+            raise
+        return False
+    return True

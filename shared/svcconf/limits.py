@@ -212,22 +212,32 @@ def claim_bot_share(seconds_left: float) -> None:
     """Takes one request of the users' share of the bot's rate in this second (all instances together), waiting
     for the next second when this one is full; `ServiceUnavailable` (503, `Retry-After: 1`) when that wait would be
     longer than `seconds_left` or `MAX_SHARE_WAIT_SECONDS`."""
-    allowed = get_settings().chat_user_requests_per_second
+    claim_share_of_second(
+        BOT_SHARE_COUNTER,
+        get_settings().chat_user_requests_per_second,
+        seconds_left,
+        full_metric="BotShareFull",
+        full_message="The chat platform's rate for users' requests is taken this second "
+        "(CHAT_USER_REQUESTS_PER_SECOND); try again in a second.",
+    )
+
+
+def claim_share_of_second(
+    counter: str, allowed: int, seconds_left: float, *, full_metric: str, full_message: str
+) -> None:
+    """Takes one of `allowed` places of this second under `counter` (all instances together, in the usage
+    counters), waiting for the next second when this one is full; `ServiceUnavailable` (counted as `full_metric`)
+    when that wait would pass `seconds_left` or `MAX_SHARE_WAIT_SECONDS`. `allowed` 0 means no share is kept."""
     if not allowed:
         return
     give_up_at = time.monotonic() + min(seconds_left, MAX_SHARE_WAIT_SECONDS)
     while True:
         now = utc_now().timestamp()
         second = int(now)
-        key = f"{BOT_SHARE_COUNTER}#{second}"
-        if counters().take(key, 1, allowed, second + 1 + KEEP_AFTER_WINDOW_SECONDS) is not None:
+        if counters().take(f"{counter}#{second}", 1, allowed, second + 1 + KEEP_AFTER_WINDOW_SECONDS) is not None:
             return
         wait = second + 1 - now
         if time.monotonic() + wait > give_up_at:
-            metrics.add_metric(name="BotShareFull", unit="Count", value=1)
-            raise ServiceUnavailable(
-                "The chat platform's rate for users' requests is taken this second (CHAT_USER_REQUESTS_PER_SECOND); "
-                "try again in a second.",
-                retry_after_seconds=1,
-            )
+            metrics.add_metric(name=full_metric, unit="Count", value=1)
+            raise ServiceUnavailable(full_message, retry_after_seconds=1)
         time.sleep(wait)

@@ -18,6 +18,7 @@ from moto import mock_aws
 from svcconf import limits
 from svcconf.ai.usage import TokenUsage, record_call
 from svcconf.api.auth import BearerUser
+from svcconf.backups.own_pace import bots_own_work, claim_guild_share
 from svcconf.chat.transport import user_share
 from svcconf.errors import LimitReached, ServiceUnavailable
 from svcconf.observability import metrics
@@ -436,3 +437,44 @@ def test_without_a_share_set_the_bots_rate_is_not_counted(clock, monkeypatch) ->
     limit_to(monkeypatch, CHAT_USER_REQUESTS_PER_SECOND=0)
     limits.claim_bot_share(5.0)
     assert items() == {}
+
+
+def test_the_bots_own_work_takes_its_guilds_share_then_the_users_share_and_waits_when_the_guilds_is_full(
+    clock, monkeypatch
+) -> None:
+    # Given 2 own requests a second per guild and 10 of the users' share, When a scheduled backup of one guild
+    # sends 3 requests in a second and another guild's sends 1, Then the first guild's third waits for the next
+    # second, the other guild's does not, and every request also took a place in the users' share
+    limit_to(monkeypatch, CHAT_BOT_OWN_GUILD_REQUESTS_PER_SECOND=2, CHAT_USER_REQUESTS_PER_SECOND=10)
+    clock.now = HALF_PAST
+    second = int(HALF_PAST.timestamp())
+    with bots_own_work("111"):
+        claim = user_share.get()
+        assert claim is not None
+        claim(5.0)
+        claim(5.0)
+        claim(5.0)
+    with bots_own_work("222"):
+        claim = user_share.get()
+        assert claim is not None
+        claim(5.0)
+    assert user_share.get() is None
+    assert clock.slept == [0.5]
+    assert items() == {
+        f"bot-own#111#{second}": {"used": 2, "expiration": second + 1 + 3_600},
+        f"bot-own#111#{second + 1}": {"used": 1, "expiration": second + 2 + 3_600},
+        f"bot-own#222#{second + 1}": {"used": 1, "expiration": second + 2 + 3_600},
+        f"bot-share#{second}": {"used": 2, "expiration": second + 1 + 3_600},
+        f"bot-share#{second + 1}": {"used": 2, "expiration": second + 2 + 3_600},
+    }
+
+
+def test_a_guilds_full_own_share_past_the_wait_is_503_naming_its_setting(clock, monkeypatch) -> None:
+    limit_to(monkeypatch, CHAT_BOT_OWN_GUILD_REQUESTS_PER_SECOND=1)
+    clock.now = HALF_PAST
+    claim_guild_share("111", 5.0)
+    with pytest.raises(ServiceUnavailable) as refused:
+        claim_guild_share("111", 0.4)
+    assert "CHAT_BOT_OWN_GUILD_REQUESTS_PER_SECOND" in refused.value.message
+    assert emitted() == {"BotOwnShareFull": ("Count", [1.0])}
+    assert clock.slept == []

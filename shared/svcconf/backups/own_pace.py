@@ -9,15 +9,11 @@ found in time is `ServiceUnavailable`, which fails the run's message for the que
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from svcconf.chat.transport import user_share
-from svcconf.clock import utc_now
-from svcconf.errors import ServiceUnavailable
-from svcconf.limits import KEEP_AFTER_WINDOW_SECONDS, MAX_SHARE_WAIT_SECONDS, claim_bot_share, counters
-from svcconf.observability import metrics
+from svcconf.limits import claim_bot_share, claim_share_of_second
 from svcconf.settings import get_settings
 
 OWN_SHARE_COUNTER = "bot-own"
@@ -25,24 +21,13 @@ OWN_SHARE_COUNTER = "bot-own"
 
 def claim_guild_share(guild_id: str, seconds_left: float) -> None:
     """One request of the guild's own share in this second, waiting for the next second when it is full."""
-    allowed = get_settings().chat_bot_own_guild_requests_per_second
-    if not allowed:
-        return
-    give_up_at = time.monotonic() + min(seconds_left, MAX_SHARE_WAIT_SECONDS)
-    while True:
-        now = utc_now().timestamp()
-        second = int(now)
-        key = f"{OWN_SHARE_COUNTER}#{guild_id}#{second}"
-        if counters().take(key, 1, allowed, second + 1 + KEEP_AFTER_WINDOW_SECONDS) is not None:
-            return
-        wait = second + 1 - now
-        if time.monotonic() + wait > give_up_at:
-            metrics.add_metric(name="BotOwnShareFull", unit="Count", value=1)
-            raise ServiceUnavailable(
-                "The guild's share of the bot's own requests is taken (CHAT_BOT_OWN_GUILD_REQUESTS_PER_SECOND)",
-                retry_after_seconds=1,
-            )
-        time.sleep(wait)
+    claim_share_of_second(
+        f"{OWN_SHARE_COUNTER}#{guild_id}",
+        get_settings().chat_bot_own_guild_requests_per_second,
+        seconds_left,
+        full_metric="BotOwnShareFull",
+        full_message="The guild's share of the bot's own requests is taken (CHAT_BOT_OWN_GUILD_REQUESTS_PER_SECOND)",
+    )
 
 
 @contextmanager

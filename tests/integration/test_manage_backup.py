@@ -10,7 +10,7 @@ import boto3
 import pytest
 
 from svcconf.clock import utc_now
-from svcconf.deploy_engine.rollback import GuildSnapshot
+from svcconf.deploy_engine.snapshot import GuildSnapshot
 from svcconf.settings import get_settings
 from tests.helpers.live_guilds import GUILD_ID, GuildBuilder
 

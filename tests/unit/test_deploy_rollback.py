@@ -9,7 +9,8 @@ from svcconf.chat import ForumTag, PermissionOverwrite
 from svcconf.config import to_bitfield
 from svcconf.config.vocabulary import REQUIRE_TAG_FLAG
 from svcconf.deploy_engine.journal import fingerprint_of
-from svcconf.deploy_engine.rollback import GuildSnapshot, RollbackJournal, plan_rollback
+from svcconf.deploy_engine.rollback import RollbackJournal, plan_rollback
+from svcconf.deploy_engine.snapshot import GuildSnapshot
 from svcconf.deploy_engine.steps import ChannelStep, DeploymentPlan, GuildStep, ReorderRoles, RoleStep
 from tests.helpers.live_guilds import GUILD_ID, GuildBuilder, holding_guild, overwrite
 

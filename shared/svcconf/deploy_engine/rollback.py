@@ -11,15 +11,13 @@ that still holds other channels is kept.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from svcconf.chat import Channel, Role
-from svcconf.chat.community import AutomodRule, GuildOnboarding, WelcomeScreen
 from svcconf.deploy_engine.apply import ItemError
-from svcconf.deploy_engine.attributes import GuildSettings, attributes_of_type, live_role_attributes, with_tag_ids
+from svcconf.deploy_engine.attributes import GuildSettings, with_tag_ids
 from svcconf.deploy_engine.journal import (
     Fingerprint,
     changed_fields,
@@ -32,6 +30,8 @@ from svcconf.deploy_engine.live import LiveGuild
 from svcconf.deploy_engine.plan_roles import reorder_within_slots
 from svcconf.deploy_engine.restore import Recreation
 from svcconf.deploy_engine.rollback_community import plan_community_rollback
+from svcconf.deploy_engine.rollback_steps import fields_to_restore, restore_role, restore_settings
+from svcconf.deploy_engine.snapshot import GuildSnapshot
 from svcconf.deploy_engine.steps import (
     ROLE_OVERWRITE,
     SETTINGS_KEY,
@@ -40,91 +40,13 @@ from svcconf.deploy_engine.steps import (
     ChannelStep,
     DeleteStep,
     DeploymentPlan,
-    GuildStep,
     Kind,
     OverwriteSpec,
     PlanItem,
     ReorderChannels,
     ReorderRoles,
-    RoleStep,
     Step,
 )
-
-
-class GuildSnapshot(BaseModel):
-    """The guild's settings, roles, categories, channels and overwrites at one moment, as the platform returned them."""
-
-    guild_id: str
-    guild_name: str
-    taken_at: datetime
-    settings: GuildSettings | None = None  # None: a snapshot from before settings were recorded
-    roles: list[Role]
-    channels: list[Channel]
-    # v4 (None: not read, or a snapshot from before them): what a rollback puts back
-    features: list[str] = Field(default_factory=list)
-    automod_rules: list[AutomodRule] | None = None
-    onboarding: GuildOnboarding | None = None
-    welcome_screen: WelcomeScreen | None = None
-
-    @classmethod
-    def of(cls, live: LiveGuild, taken_at: datetime) -> GuildSnapshot:
-        return cls(
-            guild_id=live.id,
-            guild_name=live.name,
-            taken_at=taken_at,
-            settings=live.settings,
-            roles=live.roles,
-            channels=live.channels,
-            features=live.features,
-            automod_rules=live.automod_rules,
-            onboarding=live.onboarding,
-            welcome_screen=live.welcome_screen,
-        )
-
-    def backup_data(self, deployment_id: str) -> dict[str, Any]:
-        """The manageBackup store's form: roles, categories and channels in lists of their own."""
-        channels = [c.model_dump(mode="json") for c in self.channels if not c.is_category]
-        return {
-            "kind": "deployment-snapshot",
-            "deployment_id": deployment_id,
-            "guild": {"id": self.guild_id, "name": self.guild_name},
-            "taken_at": self.taken_at.isoformat(),
-            "settings": self.settings.model_dump() if self.settings else None,
-            "roles": [role.model_dump(mode="json") for role in self.roles],
-            "categories": [c.model_dump(mode="json") for c in self.channels if c.is_category],
-            "channels": channels,
-            **self.model_dump(mode="json", include={"features", "automod_rules", "onboarding", "welcome_screen"}),
-        }
-
-    @classmethod
-    def from_backup_data(cls, data: dict[str, Any]) -> GuildSnapshot:
-        return cls(
-            guild_id=data["guild"]["id"],
-            guild_name=data["guild"]["name"],
-            taken_at=data["taken_at"],
-            settings=data.get("settings"),
-            roles=data["roles"],
-            channels=[*data["categories"], *data["channels"]],
-            features=data.get("features") or [],
-            automod_rules=data.get("automod_rules"),
-            onboarding=data.get("onboarding"),
-            welcome_screen=data.get("welcome_screen"),
-        )
-
-
-def role_state(role: Role) -> dict[str, Any]:
-    return live_role_attributes(role)
-
-
-def _overwrites(channel: Channel) -> list[dict[str, Any]]:
-    return sorted((o.model_dump() for o in channel.permission_overwrites), key=lambda o: (o["type"], o["id"]))
-
-
-def channel_state(channel: Channel) -> dict[str, Any]:
-    state: dict[str, Any] = {"permission_overwrites": _overwrites(channel)}
-    if not channel.is_category:
-        state |= attributes_of_type(channel)
-    return state
 
 
 def _kind_of(key: str) -> str:
@@ -178,7 +100,7 @@ class _RollbackPlanner:
             cleared = self._cleared_by_deletion()
             if cleared is not None:
                 now = guild_fields(self.live.name, self.live.settings)
-                _restore_settings(self.items, self.steps, now, guild_fields(self.live.name, cleared), self.recreation)
+                restore_settings(self.items, self.steps, now, guild_fields(self.live.name, cleared), self.recreation)
         before_roles = {role.id: role for role in self.snapshot.roles}
         before_channels = {channel.id: channel for channel in self.snapshot.channels}
         for key, object_id in self.journal.updated.items():
@@ -242,7 +164,7 @@ class _RollbackPlanner:
             return  # as the snapshot had them (a resumed rollback restored them already)
         if kept:
             self._left_settings(others)
-        _restore_settings(self.items, self.steps, now, wanted, self.recreation)
+        restore_settings(self.items, self.steps, now, wanted, self.recreation)
 
     def _left_settings(self, fields: list[str]) -> None:
         what = ", ".join(sorted(fields))
@@ -276,7 +198,7 @@ class _RollbackPlanner:
             if role_fields(now) != role_fields(before) and not self._changed_since(
                 key, kind, name, role_fields(now), object_id
             ):
-                _restore_role(self.items, self.steps, key, now, before)
+                restore_role(self.items, self.steps, key, now, before)
         elif isinstance(now, Channel) and isinstance(before, Channel):
             changed = channel_fields(now) != channel_fields(before)
             if changed and not self._changed_since(key, kind, name, channel_fields(now, self.deleted_roles), object_id):
@@ -312,7 +234,7 @@ class _RollbackPlanner:
         """Name, category, attributes and overwrites back as the snapshot has them; a category or a role the
         deployment deleted is named by its re-creation's key."""
         kind: Kind = "category" if before.is_category else "channel"
-        differences = _differences(channel_fields(now), channel_fields(before))
+        differences = fields_to_restore(channel_fields(now), channel_fields(before))
         parent = None
         if "parent_id" in differences and self.recreation.is_recreated(before.parent_id):
             parent = self.recreation.ref(before.parent_id or "")
@@ -474,43 +396,3 @@ def _in_deletion_order(created: dict[str, str]) -> list[tuple[str, str]]:
     order = {"channel": 0, "category": 1, "role": 2}
     mine = [pair for pair in created.items() if _kind_of(pair[0]) in order]  # v4's: rollback_community.py
     return sorted(mine, key=lambda pair: order[_kind_of(pair[0])])
-
-
-def _differences(current: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
-    return {name: value for name, value in before.items() if current.get(name) != value}
-
-
-def _restore_role(items: list[PlanItem], steps: list[Step], key: str, now: Role, before: Role) -> None:
-    payload = _differences(role_fields(now), role_fields(before))
-    action = "update" if payload else "keep"
-    items.append(PlanItem(kind="role", name=before.name, action=action, id=now.id, field="", key=key))
-    if payload:
-        previous = {name: role_fields(now)[name] for name in payload}
-        steps.append(
-            RoleStep(
-                op="update_role",
-                key=key,
-                name=before.name,
-                field="",
-                role_id=now.id,
-                payload=payload,
-                previous=previous,
-            )
-        )
-
-
-def _restore_settings(
-    items: list[PlanItem], steps: list[Step], now: dict[str, Any], before: dict[str, Any], recreation: Recreation
-) -> None:
-    """The server's name and settings (`journal.guild_fields`) back as they were, in one request; an AFK or
-    system channel the deployment deleted is named by its re-creation's key."""
-    payload = _differences(now, before)
-    channels = {}
-    for field in ("afk_channel_id", "system_channel_id"):
-        if recreation.is_recreated(payload.get(field)):
-            channels[field] = recreation.ref(payload.pop(field))
-    action = "update" if payload or channels else "keep"
-    items.append(PlanItem(kind="settings", name="server settings", action=action, field="", key=SETTINGS_KEY))
-    if payload or channels:
-        previous = {name: now[name] for name in [*payload, *channels]}
-        steps.append(GuildStep(field="", payload=payload, channels=channels, previous=previous))

@@ -8,7 +8,8 @@ from pydantic import BaseModel
 
 from svcconf.backups import archive
 from svcconf.deploy_engine.live import LiveGuild
-from svcconf.deploy_engine.rollback import GuildSnapshot, RollbackJournal, RollbackPlan, plan_rollback
+from svcconf.deploy_engine.rollback import RollbackJournal, RollbackPlan, plan_rollback
+from svcconf.deploy_engine.snapshot import GuildSnapshot
 from svcconf.deploy_engine.steps import KIND_GROUPS, DeploymentPlan
 from svcconf.settings import get_settings
 from svcconf.store.deployment_records import (

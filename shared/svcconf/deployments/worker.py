@@ -31,7 +31,7 @@ from svcconf.deploy_engine.apply import (
 from svcconf.deploy_engine.journal import epoch_ms, fingerprint, fingerprint_of, guild_fields, made_by_the_write
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
 from svcconf.deploy_engine.plan import plan_deployment
-from svcconf.deploy_engine.rollback import GuildSnapshot, channel_state, role_state
+from svcconf.deploy_engine.snapshot import GuildSnapshot, channel_state, role_state
 from svcconf.deploy_engine.steps import KIND_GROUPS, DeploymentPlan, Step
 from svcconf.deployments import quota as creation_quota
 from svcconf.deployments import restore

@@ -55,7 +55,7 @@ from svcconf.config.vocabulary import (
     name_of,
 )
 from svcconf.deploy_engine.attributes import VOICE_LIKE
-from svcconf.deploy_engine.community import onboarding_config, rule_config, welcome_config
+from svcconf.deploy_engine.community import export_community
 from svcconf.deploy_engine.live import LiveGuild
 
 TYPE_NAMES = {number: name for name, number in CHANNEL_TYPES.items() if name != "category"}
@@ -361,39 +361,6 @@ class _Exporter:
             f"the {field.replace('_', ' ')} is not one {kind} channel of a name of its own",
         )
         return None
-
-
-def export_community(
-    live: LiveGuild,
-    role_names: dict[str, str],
-    channel_names: dict[str, tuple[str, str]],
-    warn: Callable[[str, str, str], None],
-) -> dict[str, Any]:
-    """v4: the AutoMod rules, onboarding and welcome screen the bot could read, naming the roles and channels the
-    export kept (what it left out, a channel the caller cannot see among them, is left out of them too)."""
-    channels = {channel_id: name for channel_id, (_, name) in channel_names.items()}
-    roles = {role_id: name for role_id, name in role_names.items() if name != EVERYONE}
-    exempt_roles = {**roles, live.everyone.id: EVERYONE}
-    data: dict[str, Any] = {}
-    if live.automod_rules:
-        rules = []
-        for rule in live.automod_rules:
-            item = rule_config(rule, exempt_roles, channels)
-            if item["trigger"] is None or not item["actions"]:
-                warn(
-                    "automod",
-                    "unrepresentable",
-                    f"AutoMod rule '{rule.name}' has a trigger or actions a configuration cannot say",
-                )
-                continue
-            rules.append(item)
-        data["automod"] = rules
-    if live.onboarding is not None and (live.onboarding.enabled or live.onboarding.prompts):
-        data["onboarding"] = onboarding_config(live.onboarding, roles, channels)
-    if live.welcome_screen is not None and (live.welcome_screen.welcome_channels or live.welcome_screen.description):
-        enabled = "WELCOME_SCREEN_ENABLED" in live.features
-        data["welcome_screen"] = welcome_config(live.welcome_screen, enabled, channels)
-    return data
 
 
 def _drop_ids(data: dict[str, Any]) -> None:

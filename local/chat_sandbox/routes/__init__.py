@@ -13,7 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 from local.chat_sandbox import audit, oauth
 from local.chat_sandbox.protocol import Call
-from local.chat_sandbox.routes import channels, community, guilds, invites, member_roles, members, templates, users
+from local.chat_sandbox.routes import (
+    automod,
+    channels,
+    community,
+    guilds,
+    invites,
+    member_roles,
+    members,
+    templates,
+    users,
+)
 
 if TYPE_CHECKING:
     from local.chat_sandbox.state import SandboxState
@@ -61,14 +71,14 @@ ROUTES = [
     Route("PUT", "/guilds/{guild_id}/members/{user_id}/roles/{role_id}", member_roles.add_member_role, "bot"),
     Route("DELETE", "/guilds/{guild_id}/members/{user_id}/roles/{role_id}", member_roles.remove_member_role, "bot"),
     Route("GET", "/guilds/{guild_id}/audit-logs", audit.list_audit_log, "bot"),
-    # v4: onboarding, AutoMod and the welcome screen (routes/community.py)
+    # v4: onboarding and the welcome screen (routes/community.py), AutoMod (routes/automod.py)
     Route("GET", "/guilds/{guild_id}/onboarding", community.get_onboarding, "bot"),
     Route("PUT", "/guilds/{guild_id}/onboarding", community.put_onboarding, "bot"),
-    Route("GET", "/guilds/{guild_id}/auto-moderation/rules", community.list_rules, "bot"),
-    Route("POST", "/guilds/{guild_id}/auto-moderation/rules", community.create_rule, "bot"),
-    Route("GET", "/guilds/{guild_id}/auto-moderation/rules/{rule_id}", community.get_rule, "bot"),
-    Route("PATCH", "/guilds/{guild_id}/auto-moderation/rules/{rule_id}", community.modify_rule, "bot"),
-    Route("DELETE", "/guilds/{guild_id}/auto-moderation/rules/{rule_id}", community.delete_rule, "bot"),
+    Route("GET", "/guilds/{guild_id}/auto-moderation/rules", automod.list_rules, "bot"),
+    Route("POST", "/guilds/{guild_id}/auto-moderation/rules", automod.create_rule, "bot"),
+    Route("GET", "/guilds/{guild_id}/auto-moderation/rules/{rule_id}", automod.get_rule, "bot"),
+    Route("PATCH", "/guilds/{guild_id}/auto-moderation/rules/{rule_id}", automod.modify_rule, "bot"),
+    Route("DELETE", "/guilds/{guild_id}/auto-moderation/rules/{rule_id}", automod.delete_rule, "bot"),
     Route("GET", "/guilds/{guild_id}/welcome-screen", community.get_welcome_screen, "bot"),
     Route("PATCH", "/guilds/{guild_id}/welcome-screen", community.modify_welcome_screen, "bot"),
 ]

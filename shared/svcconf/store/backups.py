@@ -7,6 +7,10 @@ A snapshot too big for its item keeps its data in the documents bucket (`svcconf
 Every read is a strongly consistent read of the base table, so a backup is found the moment its write returns:
 the bot fetches by `backup_id` alone through a locator item (partition `BACKUP_ID#<id>`, written in the same
 transaction) rather than through a global secondary index, which is only eventually consistent.
+
+A summary and its data item carry the `schema_version` of the release that wrote them (none before version 2); the
+reader leaves the attributes it does not know, so a release reads the backups of the one before and the one after
+it (a backup is read again long after it was written: the format of its data is `svcconf.backups.formats`'s).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ SUMMARY_PREFIX = "BACKUP#"
 DATA_PREFIX = "DATA#"
 LOCATOR_PREFIX = "BACKUP_ID#"  # a partition of its own per backup id: the table's hash key holds it
 LOCATOR_SK = "LOCATOR"
+SCHEMA_VERSION = 2  # of the items this release writes; 1 is the shape before the version was stored
 MAX_ITEM_BYTES = 400 * 1024  # DynamoDB's item limit, attribute names and keys included
 # DynamoDB's words for an item over that limit (PutItem, TransactWriteItems; UpdateItem says "Item size to
 # update has exceeded ..."). Other ValidationExceptions (a key too long, an empty key) are bugs, not a 413.
@@ -93,8 +98,14 @@ class BackupRepository:
             "sk": SUMMARY_PREFIX + summary.backup_id,
             **summary.model_dump(mode="json", exclude_none=True),
             "retention": retention,
+            "schema_version": SCHEMA_VERSION,
         }
-        data_item = {"guild_id": summary.guild_id, "sk": DATA_PREFIX + summary.backup_id, "data": data}
+        data_item = {
+            "guild_id": summary.guild_id,
+            "sk": DATA_PREFIX + summary.backup_id,
+            "data": data,
+            "schema_version": SCHEMA_VERSION,
+        }
         locator_item = {**_locator_key(summary.backup_id), "backup_guild_id": summary.guild_id}
         try:
             # The resource's client serialises Python values itself, as the Table methods do.

@@ -1,4 +1,8 @@
-"""Deployment codes table: one item per code, consumed at most once, expired by TTL."""
+"""Deployment codes table: one item per code, consumed at most once, expired by TTL.
+
+An item carries the `schema_version` of the release that wrote it (none before version 2); the reader takes the
+attributes it knows and leaves the others, so a release reads the items of the one before and the one after it.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,8 @@ from pydantic import BaseModel
 
 from svcconf.store import documents
 from svcconf.store.dynamo import is_conditional_check_failure, table
+
+SCHEMA_VERSION = 2  # of the items this release writes; 1 is the shape before the version was stored
 
 
 class CodeRecord(BaseModel):
@@ -58,6 +64,7 @@ class CodeRepository:
             "created_at": record.created_at.isoformat(),
             "expires_at": record.expires_at.isoformat(),
             "expiration": int(record.expires_at.timestamp()),
+            "schema_version": SCHEMA_VERSION,
         }
         if record.chat_user_id:
             item["chat_user_id"] = record.chat_user_id

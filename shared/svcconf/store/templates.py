@@ -8,6 +8,9 @@ The seeding jobs that fill the library, their chunks and their lock are in the s
 (svcconf/store/seeding_jobs.py) is the repository's other half. A generated template is stored in one
 transaction with the increment of its job's `stored` counter, under the condition `stored < requested`: however
 often messages are re-delivered, a job never stores more than it asked.
+
+A template's item carries the `schema_version` of the release that wrote it (none before version 2); its reader
+leaves the attributes it does not know, so a release reads the items of the one before and the one after it.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ StoreOutcome = Literal["stored", "already_stored", "duplicate", "quota_full"]
 LIBRARY = "LIBRARY"
 TEMPLATE_PREFIX = "TEMPLATE#"
 SUMMARY_ATTRIBUTES = ("id", "name", "description", "tags")
+SCHEMA_VERSION = 2  # of the template items this release writes; 1 is the shape before the version was stored
 
 
 class StoredTemplate(BaseModel):
@@ -35,7 +39,7 @@ class StoredTemplate(BaseModel):
     description: str
     tags: list[str]
     configuration: dict[str, Any]
-    source: Literal["starter", "generated"]
+    source: str  # "starter" or "generated": an open set, so a later release's source does not fail this reader
     job_id: str | None = None
     chunk_id: str | None = None
     position: int | None = None  # the candidate's index in its chunk: who stored it, exactly
@@ -49,7 +53,7 @@ def _template_key(template_id: str) -> dict[str, str]:
 def _template_item(template: StoredTemplate) -> dict[str, Any]:
     item = template.model_dump(mode="json", exclude={"configuration"}, exclude_none=True)
     item["configuration"] = blobs.pack(blobs.json_bytes(template.configuration))
-    return {**_template_key(template.id), **item}
+    return {**_template_key(template.id), **item, "schema_version": SCHEMA_VERSION}
 
 
 def _template_from(item: dict[str, Any]) -> StoredTemplate:

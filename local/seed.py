@@ -160,6 +160,7 @@ def seed_deployment(runner: SeedingRunner, job: dict[str, Any], chat_user_id: st
     message), stored and locked as deployToChat stores it; says what it did."""
     with layer_environment(runner, "deployToChat"):
         store = importlib.import_module("svcconf.store.deployment_records")
+        items = importlib.import_module("svcconf.store.deployment_items")
         deployments = importlib.import_module("svcconf.deployments.common")
         settings = importlib.import_module("svcconf.settings").get_settings()
         repository = store.DeploymentRepository(settings.deployments_table)
@@ -168,7 +169,7 @@ def seed_deployment(runner: SeedingRunner, job: dict[str, Any], chat_user_id: st
             return f"deployment {deployment_id} is already stored"
         guild = runner.chat_sandbox.state.guild(BUILD_GUILD_ID)
         now = datetime.now(UTC)
-        record = store.DeploymentRecord(
+        record = items.DeploymentRecord(
             deployment_id=deployment_id,
             kind="deploy",
             user_id=user_id,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from svcconf.deployments.common import deployment_repository
-from svcconf.store.deployment_records import DeploymentRecord
+from svcconf.store.deployment_items import DeploymentRecord
 from tests.helpers.deploy_worker import DEMO, USER, DeployQueue, deploy_body, link, live_roles, writes
 from tests.helpers.handlers import bearer
 

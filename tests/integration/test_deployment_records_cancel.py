@@ -8,13 +8,8 @@ from datetime import UTC, datetime
 import pytest
 
 from svcconf.settings import get_settings
-from svcconf.store.deployment_records import (
-    AlreadyEnded,
-    DeploymentCancelled,
-    DeploymentRecord,
-    DeploymentRepository,
-    Progress,
-)
+from svcconf.store.deployment_items import DeploymentRecord, Progress
+from svcconf.store.deployment_records import AlreadyEnded, DeploymentCancelled, DeploymentRepository
 
 GUILD = "1191000000000001006"
 

@@ -23,7 +23,8 @@ from pydantic import ValidationError
 from svcconf.config import ServerConfig
 from svcconf.settings import get_settings
 from svcconf.store import documents
-from svcconf.store.deployment_records import SCHEMA_VERSION, DeploymentRecord, DeploymentRepository
+from svcconf.store.deployment_items import SCHEMA_VERSION, DeploymentRecord
+from svcconf.store.deployment_records import DeploymentRepository
 from svcconf.store.dynamo import plain_integers
 from tests.helpers.deploy_worker import DEMO, USER, DeployQueue, deploy_body, link, live_roles
 from tests.helpers.handlers import bearer

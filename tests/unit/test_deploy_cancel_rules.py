@@ -10,7 +10,7 @@ from svcconf.caller_rights import CallerStanding
 from svcconf.config import to_bitfield
 from svcconf.deployments.cancel import outranks
 from svcconf.deployments.requests import touched
-from svcconf.store.deployment_records import DeploymentRecord
+from svcconf.store.deployment_items import DeploymentRecord
 
 
 def standing(*permissions: str, top: int = 0, owner: bool = False) -> CallerStanding:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from svcconf.deployments.worker import summary
-from svcconf.store.deployment_records import KindCounts, Steps
+from svcconf.store.deployment_items import KindCounts, Steps
 
 
 def test_one_of_a_kind_is_named_in_the_singular_and_more_in_the_plural():

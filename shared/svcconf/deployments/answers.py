@@ -15,7 +15,7 @@ from svcconf.deploy_engine.member_grants import MembersPlan
 from svcconf.deploy_engine.steps import PlanItem
 from svcconf.deployments.drift import DriftItem
 from svcconf.deployments.quota import QuotaWarning
-from svcconf.store.deployment_records import DeploymentKind, DeploymentRecord, DeploymentStatus, Steps
+from svcconf.store.deployment_items import DeploymentKind, DeploymentRecord, DeploymentStatus, Steps
 
 OPEN_SET = (
     "Values may be added in later releases (v4 added `cancelled`): read it as an open set and keep a value you do"

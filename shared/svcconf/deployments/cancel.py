@@ -23,7 +23,8 @@ from svcconf.deployments.requests import BotNotInGuild, install_url
 from svcconf.deployments.worker import cancelled_summary
 from svcconf.errors import BadRequest, Conflict, FieldError, Forbidden, NotFound
 from svcconf.observability import logger, metrics
-from svcconf.store.deployment_records import AlreadyEnded, DeploymentRecord
+from svcconf.store.deployment_items import DeploymentRecord
+from svcconf.store.deployment_records import AlreadyEnded
 
 
 class NothingToCancel(NotFound):

@@ -12,12 +12,8 @@ from svcconf.deploy_engine.rollback import RollbackJournal, RollbackPlan, plan_r
 from svcconf.deploy_engine.snapshot import GuildSnapshot
 from svcconf.deploy_engine.steps import KIND_GROUPS, DeploymentPlan
 from svcconf.settings import get_settings
-from svcconf.store.deployment_records import (
-    DeploymentRecord,
-    DeploymentRepository,
-    KindCounts,
-    Steps,
-)
+from svcconf.store.deployment_items import DeploymentRecord, KindCounts, Steps
+from svcconf.store.deployment_records import DeploymentRepository
 
 LOCK_SECONDS = 2 * 3600  # a lost worker frees its guild after this
 WHO_MAY_CANCEL = (

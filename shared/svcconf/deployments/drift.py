@@ -27,7 +27,7 @@ from svcconf.deploy_engine.steps import PlanItem
 from svcconf.deployments.common import deployment_repository
 from svcconf.deployments.ids import translated
 from svcconf.errors import Conflict
-from svcconf.store.deployment_records import DeploymentRecord
+from svcconf.store.deployment_items import DeploymentRecord
 
 
 class ChangedBy(BaseModel):

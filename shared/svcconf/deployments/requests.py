@@ -42,7 +42,8 @@ from svcconf.errors import BadRequest, Conflict, FieldError, NotFound, ServiceUn
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 from svcconf.store import queues
-from svcconf.store.deployment_records import DeploymentKind, DeploymentRecord, GuildBusy
+from svcconf.store.deployment_items import DeploymentKind, DeploymentRecord
+from svcconf.store.deployment_records import GuildBusy
 
 # The permissions a bot needs to deploy at all; an install link asks for these and what the configuration grants.
 DEPLOY_BOT_PERMISSIONS = ["VIEW_CHANNEL", "MANAGE_CHANNELS", "MANAGE_ROLES"]

@@ -74,7 +74,7 @@ from svcconf.deployments.requests import (
 from svcconf.errors import Conflict, Forbidden, NotFound
 from svcconf.observability import metrics
 from svcconf.store import id_map, restore_journal
-from svcconf.store.deployment_records import DeploymentRecord, MemberCounts, RestoreSource
+from svcconf.store.deployment_items import DeploymentRecord, MemberCounts, RestoreSource
 
 Part = Literal["roles", "channels", "settings", "members"]
 PARTS: tuple[Part, ...] = ("roles", "channels", "settings", "members")

@@ -48,16 +48,15 @@ from svcconf.errors import BackupNotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
 from svcconf.store import queues, schedules
-from svcconf.store.deployment_records import (
-    DeploymentCancelled,
+from svcconf.store.deployment_items import (
     DeploymentKind,
     DeploymentRecord,
-    DeploymentRepository,
     DeploymentStatus,
     Progress,
     StepError,
     Steps,
 )
+from svcconf.store.deployment_records import DeploymentCancelled, DeploymentRepository
 
 MAX_INTERRUPTIONS = 20  # re-queued this often for the platform's sake: give up with what is done
 # The writes whose intent a deploy journals first: what a run cut off may have done without its checkpoint.

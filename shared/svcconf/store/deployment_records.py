@@ -14,35 +14,31 @@
   transaction, so a deployment is found by its id alone (`cancel`, `rollback` with `deployment_id`).
 - Cancelling is a conditional update (only a deployment not yet ended); the worker's writes that follow one check
   it: the intent before each write refuses a cancelled deployment, the checkpoint after each step answers its status.
-
-Across releases (docs/11-production.md, "Stored items across releases"): a deployment carries the
-`schema_version` of the release that wrote it (none before version 2: such an item reads as 1). During a canary,
-or after a rollback, a deployment queued by one release is run by the release before or after it, so a reader
-takes one version back and one forward: a field it does not know is kept on the record (`extra="allow"`), and in
-the item, which the worker only ever updates attribute by attribute; a field added since has a default.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from botocore.exceptions import ClientError
-from pydantic import BaseModel, ConfigDict, Field
 
-from svcconf.deploy_engine.steps import KIND_GROUPS
-from svcconf.store import documents
-from svcconf.store.dynamo import is_conditional_check_failure, plain_integers, table
+from svcconf.store.deployment_items import (
+    ACTIVE,
+    DeploymentKind,
+    DeploymentRecord,
+    DeploymentStatus,
+    Progress,
+    Steps,
+    item_attributes,
+    progress_update,
+    record_from,
+)
+from svcconf.store.dynamo import UpdateExpression, is_conditional_check_failure, table
 
-SCHEMA_VERSION = 2  # of the items this release writes; 1 is the shape before the version was stored
-DeploymentKind = Literal["deploy", "rollback", "restore"]
-DeploymentStatus = Literal["queued", "running", "waiting", "succeeded", "partial", "failed", "cancelled"]
-FINISHED: tuple[DeploymentStatus, ...] = ("succeeded", "partial", "failed", "cancelled")
-ACTIVE: tuple[DeploymentStatus, ...] = ("queued", "running", "waiting")
 HISTORY_LENGTH = 20  # `info` answers the newest 20 deployments of a project
 CANCEL_GRACE_SECONDS = 120  # a cancelled running deployment's guild is free at the latest after this
-COUNTERS = ("planned", "created", "updated", "existing", "deleted", "failed")
 
 
 class GuildBusy(Exception):
@@ -55,104 +51,6 @@ class DeploymentCancelled(Exception):
 
 class AlreadyEnded(Exception):
     """The deployment to cancel had already ended."""
-
-
-class KindCounts(BaseModel):
-    planned: int = 0
-    created: int = 0
-    updated: int = 0
-    existing: int = 0
-    deleted: int = 0
-    failed: int = 0
-
-
-class StepError(BaseModel):
-    kind: str
-    name: str
-    message: str
-
-
-class MemberCounts(BaseModel):
-    """A restore's member role grants: `planned`, `granted` and `failed` count grants (member, role); `left_server`
-    counts the backup's members no longer in the server. Its rollback: `planned` grants to take back, `removed`."""
-
-    planned: int = 0
-    granted: int = 0
-    left_server: int = 0
-    failed: int = 0
-    removed: int = 0  # the rollback of a restore: grants it took back
-
-
-class RestoreSource(BaseModel):
-    """What a restore restores: the backup, the parts asked for, and whether members get their roles back."""
-
-    backup_id: str
-    only: list[str]
-    members: bool = True
-    acknowledged_dangerous_members: bool = False
-
-
-class Steps(BaseModel):
-    roles: KindCounts = Field(default_factory=KindCounts)
-    categories: KindCounts = Field(default_factory=KindCounts)
-    channels: KindCounts = Field(default_factory=KindCounts)
-    overwrites: KindCounts = Field(default_factory=KindCounts)
-    settings: KindCounts = Field(default_factory=KindCounts)  # the guild's own settings: one object
-    # v4: AutoMod rules, onboarding and the welcome screen (one object each)
-    automod: KindCounts = Field(default_factory=KindCounts)
-    onboarding: KindCounts = Field(default_factory=KindCounts)
-    welcome_screen: KindCounts = Field(default_factory=KindCounts)
-    errors: list[StepError] = Field(default_factory=list)
-    members: MemberCounts | None = None  # a restore's member role grants
-
-    def total(self, counter: str) -> int:
-        return sum(getattr(getattr(self, group), counter) for group in KIND_GROUPS.values())
-
-
-class DeploymentRecord(BaseModel):
-    # A newer release's attributes are kept, not dropped: see the module's docstring.
-    model_config = ConfigDict(extra="allow")
-
-    schema_version: int = SCHEMA_VERSION
-    deployment_id: str
-    kind: DeploymentKind
-    user_id: str
-    chat_user_id: str
-    project_id: str
-    project_name: str
-    guild_id: str
-    guild_name: str
-    bot_role_ids: list[str] = Field(default_factory=list)  # the bot's roles when the request checked the guild
-    status: DeploymentStatus
-    steps: Steps = Field(default_factory=Steps)
-    result: str | None = None
-    error: str | None = None
-    backup_id: str | None = None
-    deployment_code: str | None = None
-    rollback_of: str | None = None
-    rolled_back_by: str | None = None
-    cancelled_by: str | None = None  # the chat user id of who cancelled it
-    configuration: dict[str, Any] | None = None
-    journal_created: dict[str, str] = Field(default_factory=dict)
-    journal_updated: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    journal_failed: dict[str, str] = Field(default_factory=dict)
-    journal_deleted: dict[str, str] = Field(default_factory=dict)  # plan key -> the id of the object deleted
-    journal_intents: dict[str, int] = Field(default_factory=dict)  # object key -> when its write began (Unix ms)
-    journal_after: dict[str, str] = Field(default_factory=dict)  # object key -> its fingerprint
-    restore: RestoreSource | None = None  # a restore's backup and options
-    members_cursor: int = 0  # a restore: how many of the backup's members (by user id) the grants went through
-    confirmed_deletes: list[str] | None = None  # a pruning deploy: the ids its confirmed plan deletes, and no other
-    confirmed_fingerprints: dict[str, str] | None = None  # their fingerprints then: one changed since is kept
-    counted: bool = False  # the first worker run has set the planned and existing counts
-    resumes_at: datetime | None = None  # while `waiting`: when the worker runs it again
-    wait_reason: str | None = None  # while `waiting`: why, in a sentence
-    created_at: datetime
-    updated_at: datetime
-    finished_at: datetime | None = None
-
-    @property
-    def finished(self) -> bool:
-        return self.status in FINISHED
 
 
 def _pk(user_id: str) -> str:
@@ -171,7 +69,7 @@ def lock_holder_key(record: DeploymentRecord) -> dict[str, str]:
     return {"holder_pk": _pk(record.user_id), "holder_sk": _sk(record.project_id, record.deployment_id)}
 
 
-def _active_condition(update: _Update) -> str:
+def _active_condition(update: UpdateExpression) -> str:
     """The deployment has not ended (queued, running or waiting)."""
     values = ", ".join(update.value(status) for status in ACTIVE)
     return f"{update.name('status')} IN ({values})"
@@ -181,110 +79,13 @@ def _reference_key(deployment_id: str) -> dict[str, str]:
     return {"pk": f"DEPLOYMENT#{deployment_id}", "sk": "REF"}
 
 
-def configuration_key(deployment_id: str) -> str:
-    """Where the documents bucket keeps a deployment's configuration when its item cannot."""
-    return f"deployments/{deployment_id}/configuration.json.bz2"
-
-
 def record_key(record: DeploymentRecord) -> dict[str, str]:
     """The table key of a deployment's item."""
     return {"pk": _pk(record.user_id), "sk": _sk(record.project_id, record.deployment_id)}
 
 
 def _to_item(record: DeploymentRecord) -> dict[str, Any]:
-    item = record.model_dump(mode="json", exclude={"configuration"}, exclude_none=True)
-    item["schema_version"] = SCHEMA_VERSION  # what this release writes, whatever it read
-    if record.configuration is not None:
-        item["configuration"] = documents.stored(record.configuration, configuration_key(record.deployment_id))
-    return {"pk": _pk(record.user_id), "sk": _sk(record.project_id, record.deployment_id), **item}
-
-
-def _from_item(item: dict[str, Any]) -> DeploymentRecord:
-    values = {key: value for key, value in item.items() if key not in ("pk", "sk")}
-    values.setdefault("schema_version", 1)  # written before the version was stored
-    if "configuration" in values:
-        values["configuration"] = documents.loaded(values["configuration"])
-    return DeploymentRecord.model_validate(plain_integers(values))
-
-
-class Progress(BaseModel):
-    """One applied step, as the worker records it."""
-
-    created: dict[str, str] = Field(default_factory=dict)
-    updated: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    deleted: dict[str, str] = Field(default_factory=dict)
-    failed: dict[str, str] = Field(default_factory=dict)
-    after: dict[str, str] = Field(default_factory=dict)
-    counts: dict[str, dict[str, int]] = Field(default_factory=dict)
-    errors: list[StepError] = Field(default_factory=list)
-
-
-class _Update:
-    """An UpdateExpression built piece by piece, with placeholders for every name and value."""
-
-    def __init__(self) -> None:
-        self.sets: list[str] = []
-        self.removes: list[str] = []
-        self.names: dict[str, str] = {}
-        self.values: dict[str, Any] = {}
-
-    def name(self, text: str) -> str:
-        placeholder = f"#n{len(self.names)}"
-        self.names[placeholder] = text
-        return placeholder
-
-    def value(self, value: Any) -> str:
-        placeholder = f":v{len(self.values)}"
-        self.values[placeholder] = value
-        return placeholder
-
-    def set(self, path: list[str], value: Any) -> None:
-        self.sets.append(f"{'.'.join(self.name(part) for part in path)} = {self.value(value)}")
-
-    def default(self, path: list[str], value: Any) -> None:
-        """Sets the attribute only where it is missing (a record written before it existed)."""
-        target = ".".join(self.name(part) for part in path)
-        self.sets.append(f"{target} = if_not_exists({target}, {self.value(value)})")
-
-    def add(self, path: list[str], amount: int) -> None:
-        target = ".".join(self.name(part) for part in path)
-        self.sets.append(f"{target} = {target} + {self.value(amount)}")
-
-    def append(self, path: list[str], items: list[Any]) -> None:
-        target = ".".join(self.name(part) for part in path)
-        self.sets.append(f"{target} = list_append({target}, {self.value(items)})")
-
-    def remove(self, path: list[str]) -> None:
-        self.removes.append(".".join(self.name(part) for part in path))
-
-    def arguments(self) -> dict[str, Any]:
-        remove = f" REMOVE {', '.join(self.removes)}" if self.removes else ""
-        return {
-            "UpdateExpression": "SET " + ", ".join(self.sets) + remove,
-            "ExpressionAttributeNames": self.names,
-            "ExpressionAttributeValues": self.values,
-        }
-
-
-def _progress_update(progress: Progress, now: datetime) -> _Update:
-    update = _Update()
-    for key, object_id in progress.created.items():
-        update.set(["journal_created", key], object_id)
-    for key, updated in progress.updated.items():
-        update.set(["journal_updated", key], updated)
-    for key, object_id in progress.deleted.items():
-        update.set(["journal_deleted", key], object_id)
-    for key, reason in progress.failed.items():
-        update.set(["journal_failed", key], reason)
-    for key, fingerprint in progress.after.items():
-        update.set(["journal_after", key], fingerprint)
-    for group, counters in progress.counts.items():
-        for counter, amount in counters.items():
-            update.add(["steps", group, counter], amount)
-    if progress.errors:
-        update.append(["steps", "errors"], [error.model_dump() for error in progress.errors])
-    update.set(["updated_at"], now.isoformat())
-    return update
+    return {**record_key(record), **item_attributes(record)}
 
 
 class DeploymentRepository:
@@ -339,7 +140,7 @@ class DeploymentRepository:
         if not lock or int(lock["expiration"]) < now:
             return None
         item = self._table.get_item(Key={"pk": lock["holder_pk"], "sk": lock["holder_sk"]}).get("Item")
-        return _from_item(item) if item else None
+        return record_from(item) if item else None
 
     def find(self, deployment_id: str, user_id: str | None = None) -> DeploymentRecord | None:
         """A deployment by its id alone (of `user_id`, when given); one written before references existed is
@@ -349,7 +150,7 @@ class DeploymentRepository:
             item = self._table.get_item(
                 Key={"pk": reference["holder_pk"], "sk": reference["holder_sk"]}, ConsistentRead=True
             ).get("Item")
-            found = _from_item(item) if item else None
+            found = record_from(item) if item else None
             return found if found is not None and user_id in (None, found.user_id) else None
         if user_id is None:
             return None
@@ -362,7 +163,7 @@ class DeploymentRepository:
         while True:
             response = self._table.query(**arguments)
             if response["Items"]:
-                return _from_item(response["Items"][0])
+                return record_from(response["Items"][0])
             if "LastEvaluatedKey" not in response:
                 return None
             arguments["ExclusiveStartKey"] = response["LastEvaluatedKey"]
@@ -391,7 +192,7 @@ class DeploymentRepository:
         """Ends a queued, waiting or running deployment `cancelled`; `AlreadyEnded` if it had ended. A queued or
         waiting one frees its guild at once; a running one keeps it until its worker stops at its next step (it
         releases it then), or `CANCEL_GRACE_SECONDS` at most. Answers the status it had."""
-        update = _Update()
+        update = UpdateExpression()
         update.set(["status"], "cancelled")
         update.set(["cancelled_by"], by)
         update.set(["result"], result)
@@ -446,7 +247,7 @@ class DeploymentRepository:
     def get(self, user_id: str, project_id: str, deployment_id: str) -> DeploymentRecord | None:
         key = {"pk": _pk(user_id), "sk": _sk(project_id, deployment_id)}
         item = self._table.get_item(Key=key, ConsistentRead=True).get("Item")
-        return _from_item(item) if item else None
+        return record_from(item) if item else None
 
     def newest(
         self, user_id: str, project_id: str, *, guild_id: str | None = None, kind: DeploymentKind | None = None
@@ -466,19 +267,19 @@ class DeploymentRepository:
         }
         while True:
             response = self._table.query(**arguments)
-            yield from (_from_item(item) for item in response["Items"])
+            yield from (record_from(item) for item in response["Items"])
             if "LastEvaluatedKey" not in response:
                 return
             arguments["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
     # -- the worker side -----------------------------------------------------------------------------------
 
-    def _update(self, record: DeploymentRecord, update: _Update, **conditions: Any) -> dict[str, Any]:
+    def _update(self, record: DeploymentRecord, update: UpdateExpression, **conditions: Any) -> dict[str, Any]:
         key = {"pk": _pk(record.user_id), "sk": _sk(record.project_id, record.deployment_id)}
         answer: dict[str, Any] = self._table.update_item(Key=key, **update.arguments(), **conditions)
         return answer
 
-    def _update_active(self, record: DeploymentRecord, update: _Update) -> None:
+    def _update_active(self, record: DeploymentRecord, update: UpdateExpression) -> None:
         """An update of a deployment that has not ended; `DeploymentCancelled` if it has (a cancel came first)."""
         try:
             self._update(record, update, ConditionExpression=_active_condition(update))
@@ -489,7 +290,7 @@ class DeploymentRepository:
 
     def mark_running(self, record: DeploymentRecord, *, steps: Steps | None, now: datetime) -> None:
         """`DeploymentCancelled` if it was cancelled meanwhile: nothing is written to the guild then."""
-        update = _Update()
+        update = UpdateExpression()
         update.set(["status"], "running")
         update.set(["updated_at"], now.isoformat())
         for journal in ("journal_intents", "journal_after"):  # their entries are set one by one
@@ -502,7 +303,7 @@ class DeploymentRepository:
         self._update_active(record, update)
 
     def mark_waiting(self, record: DeploymentRecord, resumes_at: datetime, reason: str, now: datetime) -> None:
-        update = _Update()
+        update = UpdateExpression()
         update.set(["status"], "waiting")
         update.set(["resumes_at"], resumes_at.isoformat())
         update.set(["wait_reason"], reason)
@@ -510,13 +311,13 @@ class DeploymentRepository:
         self._update_active(record, update)
 
     def set_code(self, record: DeploymentRecord, code: str, now: datetime) -> None:
-        update = _Update()
+        update = UpdateExpression()
         update.set(["deployment_code"], code)
         update.set(["updated_at"], now.isoformat())
         self._update(record, update)
 
     def set_backup(self, record: DeploymentRecord, backup_id: str, now: datetime) -> None:
-        update = _Update()
+        update = UpdateExpression()
         update.set(["backup_id"], backup_id)
         update.set(["updated_at"], now.isoformat())
         self._update(record, update)
@@ -526,16 +327,16 @@ class DeploymentRepository:
         (a step written is journaled, cancelled or not). Answers "cancelled" if it was cancelled since, else
         "running"."""
         try:
-            self._update_active(record, _progress_update(progress, now))
+            self._update_active(record, progress_update(progress, now))
         except DeploymentCancelled:
-            self._update(record, _progress_update(progress, now))
+            self._update(record, progress_update(progress, now))
             return "cancelled"
         return "running"
 
     def record_intent(self, record: DeploymentRecord, key: str, at_ms: int) -> None:
         """Before a write: the object's key and when the write begins (a resumed run tells its object by it).
         `DeploymentCancelled` if the deployment was cancelled: the write is not made."""
-        update = _Update()
+        update = UpdateExpression()
         update.set(["journal_intents", key], at_ms)
         self._update_active(record, update)
 
@@ -544,7 +345,7 @@ class DeploymentRepository:
     ) -> bool:
         """The final status, then the guild's lock released if this deployment still holds it. False (and the
         status left as it is) when it was cancelled meanwhile."""
-        update = _Update()
+        update = UpdateExpression()
         update.set(["status"], status)
         update.set(["result"], result)
         update.set(["finished_at"], now.isoformat())
@@ -563,7 +364,7 @@ class DeploymentRepository:
 
     def settle_cancelled(self, record: DeploymentRecord, result: str, now: datetime) -> None:
         """A cancelled deployment's worker stopped: its result says all it wrote, and its guild is free."""
-        update = _Update()
+        update = UpdateExpression()
         update.set(["result"], result)
         update.set(["updated_at"], now.isoformat())
         condition = f"{update.name('status')} = {update.value('cancelled')}"
@@ -588,7 +389,7 @@ class DeploymentRepository:
                 raise
 
     def mark_rolled_back(self, record: DeploymentRecord, rollback_id: str, now: datetime) -> None:
-        update = _Update()
+        update = UpdateExpression()
         update.set(["rolled_back_by"], rollback_id)
         update.set(["updated_at"], now.isoformat())
         self._update(record, update)

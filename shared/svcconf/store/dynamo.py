@@ -41,3 +41,50 @@ def plain_integers(value: Any) -> Any:
     if type(value).__name__ == "Decimal":
         return int(value)
     return value
+
+
+class UpdateExpression:
+    """An UpdateItem's UpdateExpression built piece by piece, with placeholders for every name and value."""
+
+    def __init__(self) -> None:
+        self.sets: list[str] = []
+        self.removes: list[str] = []
+        self.names: dict[str, str] = {}
+        self.values: dict[str, Any] = {}
+
+    def name(self, text: str) -> str:
+        placeholder = f"#n{len(self.names)}"
+        self.names[placeholder] = text
+        return placeholder
+
+    def value(self, value: Any) -> str:
+        placeholder = f":v{len(self.values)}"
+        self.values[placeholder] = value
+        return placeholder
+
+    def set(self, path: list[str], value: Any) -> None:
+        self.sets.append(f"{'.'.join(self.name(part) for part in path)} = {self.value(value)}")
+
+    def default(self, path: list[str], value: Any) -> None:
+        """Sets the attribute only where it is missing (a record written before it existed)."""
+        target = ".".join(self.name(part) for part in path)
+        self.sets.append(f"{target} = if_not_exists({target}, {self.value(value)})")
+
+    def add(self, path: list[str], amount: int) -> None:
+        target = ".".join(self.name(part) for part in path)
+        self.sets.append(f"{target} = {target} + {self.value(amount)}")
+
+    def append(self, path: list[str], items: list[Any]) -> None:
+        target = ".".join(self.name(part) for part in path)
+        self.sets.append(f"{target} = list_append({target}, {self.value(items)})")
+
+    def remove(self, path: list[str]) -> None:
+        self.removes.append(".".join(self.name(part) for part in path))
+
+    def arguments(self) -> dict[str, Any]:
+        remove = f" REMOVE {', '.join(self.removes)}" if self.removes else ""
+        return {
+            "UpdateExpression": "SET " + ", ".join(self.sets) + remove,
+            "ExpressionAttributeNames": self.names,
+            "ExpressionAttributeValues": self.values,
+        }

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from svcconf.settings import get_settings
 from svcconf.store import documents
-from svcconf.store.deployment_records import DeploymentRecord, MemberCounts, record_key
+from svcconf.store.deployment_items import DeploymentRecord, MemberCounts
+from svcconf.store.deployment_records import record_key
 from svcconf.store.dynamo import table
 
 

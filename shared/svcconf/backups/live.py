@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import TypeAdapter
 
 from svcconf.backups.archive import LiveBackup
-from svcconf.backups.formats import LINT_RULE_IDS
+from svcconf.backups.reading import LINT_RULE_IDS
 from svcconf.chat import MissingAccess, UnknownGuild, UnknownMember
 from svcconf.config import ALL_PERMISSIONS, PERMISSION_BITS
 from svcconf.config.answers import AnswerConfig

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import requests
 
@@ -31,6 +32,23 @@ CHANNEL_CREATE = "POST /guilds/{guild_id}/channels"
 # the guild with its roles, its channels, the bot's member; and the caller's member, read when the deploy is asked
 # and again when it runs (docs/05-deploy-engine.md, "What a caller may do")
 MINIMUM_READS = 3 + 2
+
+
+def sign_in(state: dict[str, Any], sandbox: str, user: str = ALICE) -> dict[str, str]:
+    """The runner's user linked to `user` as a web app links them (chatAuth v4): a sign-in started for the bearer
+    (its `state` and PKCE challenge), a code the sandbox issues for that challenge, the code exchanged with the
+    state. The bearer headers."""
+    bearer = {"Authorization": f"Bearer {state['user_token']}"}
+    url = f"{state['base_url']}/functions/chatAuth"
+    started = requests.post(url, json={"redirect_uri": REDIRECT_URI, "replace": True}, headers=bearer, timeout=60)
+    assert started.status_code == 200, started.text
+    challenge = parse_qs(urlsplit(started.json()["authorize_url"]).query)["code_challenge"][0]
+    minted = {"user_id": user, "redirect_uri": REDIRECT_URI, "code_challenge": challenge}
+    code = requests.post(f"{sandbox}/_sandbox/oauth/codes", json=minted, timeout=30).json()["code"]
+    body = {"code": code, "redirect_uri": REDIRECT_URI, "state": started.json()["state"]}
+    linked = requests.post(url, json=body, headers=bearer, timeout=60)
+    assert linked.status_code == 200, linked.text
+    return bearer
 
 
 def _ideal_seconds(count: int, limit: int, window: float) -> float:
@@ -74,14 +92,7 @@ def run() -> None:
     config = large_community(*size)
     with local_service() as state:
         sandbox = state["chat_api_base_url"].removesuffix("/api/v10")
-        code = requests.post(f"{sandbox}/_sandbox/oauth/codes", json={"user_id": ALICE}, timeout=30).json()["code"]
-        signed_in = requests.post(
-            f"{state['base_url']}/functions/chatAuth",
-            json={"code": code, "redirect_uri": REDIRECT_URI},
-            headers={"Authorization": f"Bearer {state['user_token']}"},
-            timeout=60,
-        )
-        assert signed_in.status_code == 200, signed_in.text
+        sign_in(state, sandbox)
         limits = requests.get(f"{sandbox}/_sandbox/stats", timeout=30).json()["config"]["route_limits"]
         before = len(requests.get(f"{sandbox}/_sandbox/log", timeout=30).json()["requests"])
         started, accepted, seen, info = _deploy(state, config)

@@ -17,7 +17,7 @@ from typing import Any
 
 import requests
 
-from bench.deploy import ALICE, BUILD_GUILD, REDIRECT_URI
+from bench.deploy import BUILD_GUILD, sign_in
 from bench.quick import QUICK, scaled
 from bench.service import local_service
 
@@ -26,19 +26,6 @@ FLOOD_CALLS = scaled(300, 20)
 FLOODS = ("one user",) if QUICK else ("one user", "many users")
 FLOOD_TIMEOUT_SECONDS = 120
 TEMPLATE_ROUTE = "/guilds/templates/{code}"
-
-
-def _sign_in(state: dict[str, Any], sandbox: str) -> dict[str, str]:
-    bearer = {"Authorization": f"Bearer {state['user_token']}"}
-    code = requests.post(f"{sandbox}/_sandbox/oauth/codes", json={"user_id": ALICE}, timeout=30).json()["code"]
-    answer = requests.post(
-        f"{state['base_url']}/functions/chatAuth",
-        json={"code": code, "redirect_uri": REDIRECT_URI},
-        headers=bearer,
-        timeout=60,
-    )
-    assert answer.status_code == 200, answer.text
-    return bearer
 
 
 def _import(url: str, bearer: dict[str, str], number: int) -> str:
@@ -62,7 +49,7 @@ def deploy_beside_flood(flood: str, config: dict[str, Any]) -> dict[str, Any]:
     """The deploy, with no flood (""), a flood by its own user ("one user") or by as many users as calls."""
     with local_service() as state:
         sandbox = state["chat_api_base_url"].removesuffix("/api/v10")
-        bearer = _sign_in(state, sandbox)
+        bearer = sign_in(state, sandbox)
         url = f"{state['base_url']}/functions/deployToChat"
         before = len(requests.get(f"{sandbox}/_sandbox/log", timeout=30).json()["requests"])
         body = {"action": "deploy", "guild_id": BUILD_GUILD, "config": config}

@@ -278,17 +278,51 @@ def test_a_manager_never_sees_the_hidden_channel_and_their_prune_leaves_it(
         assert HIDDEN_TOPIC not in answer.text
         assert "hidden-channels" in {w["rule"] for w in answer.json()["warnings"]}
     assert [item for item in planned.json()["plan"] if item["action"] == "delete"] == []
-    # A configuration naming it is a preflight problem, and a prune of what they see leaves it as it is.
-    naming = copy.deepcopy(exported.json()["config"])
-    naming["channels"].append({"name": HIDDEN_NAME, "topic": f"{name}'s guess"})
-    refused = caller.deploy(naming)
-    assert refused.status_code == 409, refused.text
-    assert refused.json()["details"][0]["field"] == f"channels[{len(naming['channels']) - 1}]"
+    # A configuration naming it, by name or by id, is answered exactly as one naming a channel the server does not
+    # have (contract v4 §3.1, issue 31 finding 4): never refused for it, so no answer confirms that it exists.
+    hidden_id = named(lab_guild(caller)["channels"], HIDDEN_NAME)["id"]
+    unknown_id = str(int(LAB) + 999_999)
+    log_size = len(sandbox_log(caller))
+    for guess, stranger in (
+        ({"name": HIDDEN_NAME, "topic": f"{name}'s guess"}, {"name": "never-was", "topic": f"{name}'s guess"}),
+        ({"id": hidden_id, "name": "renamed", "topic": "mine"}, {"id": unknown_id, "name": "renamed", "topic": "mine"}),
+    ):
+        guessed, unknown = (_naming(caller, exported.json()["config"], channel) for channel in (guess, stranger))
+        assert _seen(guessed, guess["name"]) == _seen(unknown, stranger["name"]), guessed.text
+        assert hidden_id not in guessed.text
+        assert HIDDEN_TOPIC not in guessed.text
+    # bob may not create channels: refused for the channel it would create, as for any new name; dave's plan creates
+    # one beside the hidden channel, which it never touches
+    expected = 403 if name == "bob" else 200
+    assert guessed.status_code == expected, guessed.text
+    if name == "bob":
+        assert "MANAGE_CHANNELS" in guessed.json()["details"][0]["message"]
+    else:
+        assert [(i["kind"], i["action"]) for i in guessed.json()["plan"] if i["name"] == "renamed"] == [
+            ("channel", "create")
+        ]
+    assert [e for e in sandbox_log(caller)[log_size:] if e["method"] in WRITES] == []
+    # A prune of what they see leaves it as it is.
     queued = caller.deploy(exported.json()["config"], prune=True)
     assert queued.status_code == 202, queued.text
     assert caller.finished()["status"] == "succeeded"
     hidden = named(lab_guild(caller)["channels"], HIDDEN_NAME)
-    assert hidden["topic"] == HIDDEN_TOPIC
+    assert (hidden["id"], hidden["topic"]) == (hidden_id, HIDDEN_TOPIC)
+
+
+def _naming(caller: Caller, config: Config, channel: Config) -> requests.Response:
+    """The dry run of `config` with one more top-level channel."""
+    naming = copy.deepcopy(config)
+    naming["channels"].append(channel)
+    return caller.deploy(naming, dry_run=True)
+
+
+def _seen(answer: requests.Response, name: str) -> tuple[int, Any, Any, Any]:
+    """What an answer tells its caller about the channel `name` they named: the status, the refusal's details, the
+    warnings and the plan's items (the plan's id covers the payload, so it differs with the name and is left out)."""
+    body = json.loads(answer.text.replace(name, "<named>"))
+    plan = [(i["kind"], i["name"], i["action"], i["id"], i["field"]) for i in body.get("plan") or []]
+    return answer.status_code, body.get("details"), body.get("warnings"), plan
 
 
 def test_granting_everyone_ban_members_needs_the_rules_acknowledgement(callers: dict[str, Caller]) -> None:

@@ -16,6 +16,7 @@ from local.settings import LOCAL_JWT_SECRET
 from local.tokens import issue_token
 from tests.helpers.e2e_deployer import DEPLOY_TIMEOUT_SECONDS, REDIRECT_URI, WRITES
 from tests.helpers.local_service import LocalService, running
+from tests.helpers.sign_in import http_link
 
 pytestmark = pytest.mark.e2e
 
@@ -37,9 +38,7 @@ class Caller:
             audience=env.get("SVC_JWT_AUDIENCE") or None,
         )
         self.bearer = {"Authorization": f"Bearer {token}"}
-        minted = requests.post(f"{self.sandbox}/_sandbox/oauth/codes", json={"user_id": chat_id}, timeout=30)
-        linked = self.call({"code": minted.json()["code"], "redirect_uri": REDIRECT_URI}, "chatAuth")
-        assert linked.status_code == 200, linked.text
+        http_link(self.service.url("chatAuth"), self.bearer, self.sandbox, chat_id, redirect_uri=REDIRECT_URI)
 
     def call(self, body: dict[str, Any], operation: str = "deployToChat") -> requests.Response:
         return requests.post(self.service.url(operation), json=body, headers=self.bearer, timeout=60)

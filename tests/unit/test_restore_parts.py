@@ -7,7 +7,7 @@ from svcconf.config import ServerConfig
 from svcconf.deploy_engine.id_map import resolve, translate
 from svcconf.deploy_engine.member_grants import Reach, dangerous_refusals, grant_refusals, wanted_roles
 from svcconf.deploy_engine.plan import plan_deployment
-from svcconf.deployments.restore import only_plan
+from svcconf.deployments.restore_parts import only_plan
 from tests.helpers.live_guilds import GuildBuilder, overwrite
 
 

@@ -14,7 +14,6 @@ backup recorded them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,7 +24,7 @@ from svcconf.backups.formats import BackupReading, read_backup
 from svcconf.caller_rights import CallerMayNot, CallerView
 from svcconf.caller_rights.checks import MANAGE_GUILD, MANAGE_ROLES, plan_refusals
 from svcconf.caller_rights.standing import CallerStanding, NotAMember
-from svcconf.chat import ChatClient, MissingPermissions, UnknownGuild, UnknownMember, UnknownRole, get_chat_client
+from svcconf.chat import UnknownGuild, get_chat_client
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig
 from svcconf.config.lint import lint_config
@@ -33,28 +32,16 @@ from svcconf.deploy_engine.live import LiveGuild, read_live_guild
 from svcconf.deploy_engine.matching import config_channel_key, with_ids
 from svcconf.deploy_engine.member_grants import (
     MEMBER_DANGEROUS_RULE,
-    GrantProgress,
     MemberWants,
     Reach,
     dangerous_refusals,
-    grant_members,
     grant_refusals,
     plan_members,
     wanted_roles,
 )
-from svcconf.deploy_engine.plan import plan_deployment
 from svcconf.deploy_engine.preflight import preflight_problems
 from svcconf.deploy_engine.steps import (
-    EVERYONE_KEY,
-    ChannelStep,
-    DeleteStep,
     DeploymentPlan,
-    GuildStep,
-    PlanItem,
-    ReorderChannels,
-    ReorderRoles,
-    RoleStep,
-    Step,
     category_key,
     role_key,
 )
@@ -71,13 +58,11 @@ from svcconf.deployments.requests import (
     new_deployment_id,
     plan_warnings,
 )
+from svcconf.deployments.restore_parts import PARTS, Part, restore_plan
 from svcconf.errors import Conflict, Forbidden, NotFound
 from svcconf.observability import metrics
 from svcconf.store import id_map, restore_journal
-from svcconf.store.deployment_items import DeploymentRecord, MemberCounts, RestoreSource
-
-Part = Literal["roles", "channels", "settings", "members"]
-PARTS: tuple[Part, ...] = ("roles", "channels", "settings", "members")
+from svcconf.store.deployment_items import DeploymentRecord, RestoreSource
 
 
 class NotRestorable(Conflict):
@@ -150,78 +135,6 @@ class RestoreInfo(DeploymentView):
     """manageBackup `info`: a restore made through the bot, as deployToChat `info` answers it."""
 
     action: Literal["info"] = "info"
-
-
-# ---------------------------------------------------------------- the plan, kept to the parts asked for
-
-
-def _part_of_item(item: PlanItem) -> Part:
-    if item.kind == "settings" or item.field == "everyone_permissions":
-        return "settings"
-    return "roles" if item.kind == "role" else "channels"
-
-
-def _part_of_step(step: Step) -> Part:
-    if isinstance(step, GuildStep):
-        return "settings"
-    if isinstance(step, RoleStep):
-        return "settings" if step.field == "everyone_permissions" else "roles"
-    if isinstance(step, ReorderRoles):
-        return "roles"
-    if isinstance(step, DeleteStep):
-        return "roles" if step.kind == "role" else "channels"
-    return "channels"
-
-
-def _overwrite_target(item: PlanItem) -> str:
-    """An overwrite item's target (a role key or @everyone): its key is `overwrite:<owner key>:<target>`."""
-    return item.key.removeprefix(f"overwrite:{item.owner}:")
-
-
-def only_plan(plan: DeploymentPlan, only: list[str]) -> DeploymentPlan:
-    """The plan kept to the parts asked for. Without roles, a channel's overwrite of a role the guild does not have
-    is left out (nothing to point it at); without channels, a setting naming a channel the guild does not have."""
-    if set(PARTS[:3]) <= set(only):
-        return plan
-    known = {EVERYONE_KEY, *plan.ids}
-    items = [
-        item
-        for item in plan.items
-        if _part_of_item(item) in only
-        and not (item.kind == "overwrite" and "roles" not in only and _overwrite_target(item) not in known)
-    ]
-    steps: list[Step] = []
-    for step in plan.steps:
-        if _part_of_step(step) not in only:
-            continue
-        if isinstance(step, ChannelStep) and "roles" not in only:
-            kept = [spec for spec in step.overwrites if spec.target in known or spec.target.startswith("existing:")]
-            step = step.model_copy(update={"overwrites": kept})
-        if isinstance(step, GuildStep) and "channels" not in only:
-            gone = {field for field, key in step.channels.items() if key not in plan.ids}
-            step = step.model_copy(
-                update={
-                    "payload": {k: v for k, v in step.payload.items() if k not in gone},
-                    "channels": {k: v for k, v in step.channels.items() if k not in gone},
-                }
-            )
-        if isinstance(step, ReorderChannels) and "channels" not in only:
-            continue
-        steps.append(step)
-    return plan.model_copy(update={"items": items, "steps": steps})
-
-
-def restore_plan(
-    live: LiveGuild,
-    config: ServerConfig,
-    source: RestoreSource,
-    *,
-    prune: bool,
-    confirmed_deletes: list[str] | None = None,
-) -> DeploymentPlan:
-    """The worker's and the request's plan: the configuration through the guild's id map, kept to `only`."""
-    plan = plan_deployment(live, translated(config, live), prune=prune, confirmed_deletes=confirmed_deletes)
-    return only_plan(plan, source.only)
 
 
 # ---------------------------------------------------------------- who may restore what where
@@ -410,41 +323,7 @@ def _configured_ids(config: ServerConfig) -> dict[str, str]:
     return ids
 
 
-# ---------------------------------------------------------------- the worker's side
-
-
-def restore_members(
-    client: ChatClient, record: DeploymentRecord, plan: DeploymentPlan, has_time: Callable[[], bool]
-) -> bool:
-    """After the plan's steps: the members' roles, from the record's cursor on; False when time ran out first."""
-    if record.restore is None or not record.restore.members:
-        return True
-    fresh = deployment_repository().get(record.user_id, record.project_id, record.deployment_id) or record
-    reading = read_backup(archive.get_backup(record.restore.backup_id).backup_data)
-    if reading.config is None:
-        return True
-    wants = wanted_roles(reading.config, ((m.user_id, m.roles) for m in reading.members))
-    if not record.restore.acknowledged_dangerous_members:
-        wants = [w.model_copy(update={"roles": [r for r in w.roles if not r.dangerous]}) for w in wants]
-    counts = fresh.steps.members or MemberCounts()
-    progress = GrantProgress(fresh.members_cursor, counts.planned, counts.granted, counts.left_server, counts.failed)
-    made = restore_journal.read_grants(fresh)
-
-    def checkpoint(at: GrantProgress) -> None:
-        counted = MemberCounts(planned=at.planned, granted=at.granted, left_server=at.left_server, failed=at.failed)
-        restore_journal.save_member_progress(record, at.cursor, counted, made)
-
-    return grant_members(
-        client,
-        record.guild_id,
-        wants,
-        {**plan.ids, **fresh.journal_created},
-        progress,
-        made=made,
-        checkpoint=checkpoint,
-        has_time=has_time,
-        reason=f"svc restore {record.deployment_id}",
-    )
+# ---------------------------------------------------------------- the worker's side (its grants: restore_members.py)
 
 
 def remember_recreations(record: DeploymentRecord) -> None:
@@ -458,42 +337,3 @@ def remember_recreations(record: DeploymentRecord) -> None:
     else:
         return
     id_map.record_recreations(record.guild_id, recreated)
-
-
-def take_back_grants(
-    client: ChatClient, record: DeploymentRecord, target: DeploymentRecord, has_time: Callable[[], bool]
-) -> bool:
-    """The rollback of a restore, after its plan: each grant the restore made is taken back where the member still
-    holds that role (one they lost since, or a role gone, is left as it is), from the record's cursor on, member
-    by member; False when time ran out first."""
-    grants = restore_journal.read_grants(target)
-    by_member: dict[str, list[str]] = {}
-    for user_id, role_id in grants:
-        by_member.setdefault(user_id, []).append(role_id)
-    members = sorted(by_member)
-    fresh = deployment_repository().get(record.user_id, record.project_id, record.deployment_id) or record
-    counts = fresh.steps.members or MemberCounts(planned=len(grants))
-    cursor = fresh.members_cursor
-    reason = f"svc rollback {record.deployment_id}"
-    try:
-        while cursor < len(members):
-            if not has_time():
-                return False
-            user_id = members[cursor]
-            try:
-                held = set(client.get_guild_member(record.guild_id, user_id).roles)
-            except UnknownMember:
-                counts.left_server += 1
-                held = set()
-            for role_id in by_member[user_id]:
-                if role_id not in held:
-                    continue
-                try:
-                    client.remove_member_role(record.guild_id, user_id, role_id, reason=reason)
-                    counts.removed += 1
-                except (UnknownMember, UnknownRole, MissingPermissions):
-                    counts.failed += 1
-            cursor += 1
-    finally:
-        restore_journal.save_member_progress(record, cursor, counts)
-    return True

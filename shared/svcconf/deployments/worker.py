@@ -34,7 +34,7 @@ from svcconf.deploy_engine.plan import plan_deployment
 from svcconf.deploy_engine.snapshot import GuildSnapshot, channel_state, role_state
 from svcconf.deploy_engine.steps import KIND_GROUPS, DeploymentPlan, Step
 from svcconf.deployments import quota as creation_quota
-from svcconf.deployments import restore
+from svcconf.deployments import restore, restore_members, restore_parts
 from svcconf.deployments.common import (
     LOCK_SECONDS,
     DeployJob,
@@ -119,9 +119,9 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
             intend=intend,
         )
         if finished and record.kind == "restore":  # then the members get their roles back
-            finished = restore.restore_members(client, record, plan, lambda: seconds_left() > margin)
+            finished = restore_members.restore_members(client, record, plan, lambda: seconds_left() > margin)
         if finished and target is not None and target.kind == "restore":  # and its rollback takes them back
-            finished = restore.take_back_grants(client, record, target, lambda: seconds_left() > margin)
+            finished = restore_members.take_back_grants(client, record, target, lambda: seconds_left() > margin)
     except (DeploymentInterrupted, ChatRateLimited, ChatUnavailable) as pause:
         creation_quota.remember_buckets(client, record.guild_id, utc_now())
         _requeue(record, job, pause)
@@ -170,7 +170,7 @@ def _worker_plan(
         config = ServerConfig.model_validate(record.configuration or {}, extra="ignore")
         prune = record.confirmed_deletes is not None
         if record.restore is not None:  # the backup's configuration, kept to the parts asked for
-            plan = restore.restore_plan(
+            plan = restore_parts.restore_plan(
                 live, config, record.restore, prune=prune, confirmed_deletes=record.confirmed_deletes
             )
             return plan, (None, [])

@@ -8,11 +8,9 @@ is modelled in `answers.py`.
 
 from __future__ import annotations
 
-import secrets
-from typing import Any
 from urllib.parse import urlencode
 
-from svcconf import caller_rights, codes
+from svcconf import caller_rights
 from svcconf.accounts.chat_account import managed_guild
 from svcconf.api.auth import BearerUser
 from svcconf.backups import archive
@@ -30,48 +28,19 @@ from svcconf.deploy_engine.steps import DeploymentPlan
 from svcconf.deployments import quota as creation_quota
 from svcconf.deployments.answers import DeploymentView, DryRun, HistoryEntry, view
 from svcconf.deployments.common import (
-    LOCK_SECONDS,
-    WHO_MAY_CANCEL,
     deployment_repository,
-    job_of,
     planned_steps,
     rollback_plan,
 )
 from svcconf.deployments.ids import translated
-from svcconf.errors import BadRequest, Conflict, FieldError, NotFound, ServiceUnavailable
+from svcconf.deployments.queueing import GuildIsBusy, new_record, queue_deployment
+from svcconf.errors import BadRequest, Conflict, FieldError, NotFound
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
-from svcconf.store import queues
-from svcconf.store.deployment_items import DeploymentKind, DeploymentRecord
-from svcconf.store.deployment_records import GuildBusy
+from svcconf.store.deployment_items import DeploymentRecord
 
 # The permissions a bot needs to deploy at all; an install link asks for these and what the configuration grants.
 DEPLOY_BOT_PERMISSIONS = ["VIEW_CHANNEL", "MANAGE_CHANNELS", "MANAGE_ROLES"]
-
-
-class GuildIsBusy(Conflict):
-    default_message = "Another deployment or rollback to this server is still running; try again when it ends."
-
-    @classmethod
-    def held_by(cls, holder: DeploymentRecord | None) -> GuildIsBusy:
-        """Names the deployment that holds the guild (its `deployment_id` in the body too) and who may cancel it."""
-        if holder is None:
-            return cls()
-        by = f"Deployment {holder.deployment_id} to this server by chat user {holder.chat_user_id}"
-        if holder.status == "cancelled":
-            return cls(
-                f"{by} was cancelled and stops at its current step: try again in a moment.",
-                deployment_id=holder.deployment_id,
-            )
-        if holder.status == "waiting" and holder.resumes_at is not None:
-            state = f"is waiting for the chat platform and resumes at {holder.resumes_at.isoformat(timespec='seconds')}"
-        else:
-            state = f"is still running ({holder.status})"
-        return cls(
-            f"{by} {state}; try again when it ends, or cancel it (`cancel` with its deployment_id): "
-            f"{WHO_MAY_CANCEL} may.",
-            deployment_id=holder.deployment_id,
-        )
 
 
 class BotNotInGuild(Conflict):
@@ -98,11 +67,6 @@ class NoDeployment(NotFound):
 
 class LaterDeploymentInTheWay(Conflict):
     default_message = "A later deployment changed what this one did: roll that one back first."
-
-
-def new_deployment_id() -> str:
-    # Millisecond time first, in fixed-width hex, so a project's deployments sort by creation time.
-    return f"dp_{int(utc_now().timestamp() * 1000):012x}{secrets.token_hex(4)}"
 
 
 def install_url(guild_id: str, config: ServerConfig | None) -> str:
@@ -188,7 +152,7 @@ def deploy(
         raise PlanNotConfirmed(
             message, plan=[item.model_dump(mode="json") for item in plan.items], plan_id=plan.plan_id
         )
-    record = _new_record(
+    record = new_record(
         "deploy",
         user,
         chat_user_id,
@@ -206,7 +170,7 @@ def deploy(
     )
     quota = creation_quota.quota_warnings(guild_id, plan, record.created_at)
     warnings = [*quota, *lint_config(config), *seen.hidden_warnings()]
-    _queue(record, mint_for=config)
+    queue_deployment(record, mint_for=config)
     metrics.add_metric(name="DeploymentQueued", unit="Count", value=1)
     return view(record).model_copy(update={"warnings": warnings})
 
@@ -219,7 +183,7 @@ def rollback(
     chat_user_id, target, live = _rollback_target(user, project_id, guild_id, deployment_id)
     standing, seen = caller_rights.as_caller(get_chat_client(), live, chat_user_id)
     caller_rights.check_plan(standing, seen, rollback_plan(seen.live, target, target.backup_id or "").plan)
-    record = _new_record(
+    record = new_record(
         "rollback",
         user,
         chat_user_id,
@@ -229,7 +193,7 @@ def rollback(
         backup_id=target.backup_id,
         rollback_of=target.deployment_id,
     )
-    _queue(record)
+    queue_deployment(record)
     metrics.add_metric(name="RollbackQueued", unit="Count", value=1)
     return view(record)
 
@@ -323,62 +287,6 @@ def touched(record: DeploymentRecord) -> set[str]:
         else:
             ids.add(str(entry["id"]))
     return ids
-
-
-def _new_record(
-    kind: DeploymentKind,
-    user: BearerUser,
-    chat_user_id: str,
-    project_id: str,
-    project_name: str,
-    live: LiveGuild,
-    **details: Any,
-) -> DeploymentRecord:
-    now = utc_now()
-    return DeploymentRecord(
-        deployment_id=new_deployment_id(),
-        kind=kind,
-        user_id=user.sub,
-        chat_user_id=chat_user_id,
-        project_id=project_id,
-        project_name=project_name,
-        guild_id=live.id,
-        guild_name=live.name,
-        bot_role_ids=live.bot_role_ids,
-        status="queued",
-        created_at=now,
-        updated_at=now,
-        **details,
-    )
-
-
-def _queue(record: DeploymentRecord, *, mint_for: ServerConfig | None = None) -> None:
-    """Takes the guild's lock with the queued record, mints the project's code for a deploy, sends the job."""
-    settings = get_settings()
-    if not settings.deploy_queue_url:
-        logger.error("the deploy queue is not configured (DEPLOY_QUEUE_URL)")
-        raise ServiceUnavailable("Deployments are not configured.")
-    repository = deployment_repository()
-    now = int(record.created_at.timestamp())
-    try:
-        repository.start(record, lock_expiration=now + LOCK_SECONDS, now=now)
-    except GuildBusy as busy:
-        raise GuildIsBusy.held_by(repository.lock_holder(record.guild_id, now)) from busy
-    try:
-        if mint_for is not None:
-            code = codes.mint_code(
-                record.project_id,
-                record.project_name,
-                mint_for.model_dump(mode="json"),
-                chat_user_id=record.chat_user_id,
-            )
-            repository.set_code(record, code.code, utc_now())
-            record.deployment_code = code.code
-        queues.send(settings.deploy_queue_url, job_of(record).model_dump(mode="json"))
-    except Exception:
-        # Not queued means never run: release the guild at once rather than after the lock's expiry.
-        repository.finish(record, "failed", "Not started.", "The deployment could not be queued.", utc_now())
-        raise
 
 
 def info(user: BearerUser, project_id: str, guild_id: str | None, deployment_id: str | None = None) -> DeploymentView:

@@ -49,13 +49,12 @@ from svcconf.deployments import quota as creation_quota
 from svcconf.deployments.answers import DeploymentView, DryRun, view
 from svcconf.deployments.common import deployment_repository, planned_steps
 from svcconf.deployments.ids import translated
+from svcconf.deployments.queueing import new_deployment_id, queue_deployment
 from svcconf.deployments.requests import (
     BotNotInGuild,
     PlanNotConfirmed,
     PreflightFailed,
-    _queue,
     install_url,
-    new_deployment_id,
     plan_warnings,
 )
 from svcconf.deployments.restore_parts import PARTS, Part, restore_plan
@@ -285,7 +284,7 @@ def restore(record_user_id: str, chat_user_id: str, asked: RestoreAsked) -> DryR
         restore=checked.source,
     )
     quota = creation_quota.quota_warnings(asked.guild_id, plan, now)
-    _queue(record)
+    queue_deployment(record)
     restore_journal.point_to(record)
     metrics.add_metric(name="RestoreQueued", unit="Count", value=1)
     return view(record).model_copy(update={"warnings": [*quota, *lint_config(config_now), *seen.hidden_warnings()]})

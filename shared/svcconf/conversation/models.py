@@ -120,3 +120,13 @@ class LiveGuildChecks(Protocol):
     def review(self, config: ServerConfig | None) -> GuildReview: ...
 
     def warnings(self, config: ServerConfig | None) -> list[LintWarning]: ...
+
+
+def clean_quick_replies(replies: list[str]) -> list[str]:
+    """At most 4 distinct, non-empty, short answers, in the model's order."""
+    kept: list[str] = []
+    for reply in replies:
+        text = " ".join(reply.split())[:MAX_QUICK_REPLY_LENGTH].strip()
+        if text and text.casefold() not in {k.casefold() for k in kept}:
+            kept.append(text)
+    return kept[:MAX_QUICK_REPLIES]

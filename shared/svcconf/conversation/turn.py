@@ -39,13 +39,12 @@ from svcconf.config.edits import ConfigChange, EditsRejected
 from svcconf.conversation.envelope import ChatTurn, build_of, edits_of, salvage
 from svcconf.conversation.input_budget import FixedPart, first_sent, fixed_fields, fixed_tail, turn_reservation
 from svcconf.conversation.models import (
-    MAX_QUICK_REPLIES,
-    MAX_QUICK_REPLY_LENGTH,
     MAX_SUGGESTED_TEMPLATES,
     Attachment,
     ChatAnswer,
     ChatMessage,
     LiveGuildChecks,
+    clean_quick_replies,
 )
 from svcconf.conversation.prompt import (
     SYSTEM_PROMPT,
@@ -389,13 +388,3 @@ def _answer(
         changes=changes or [],
         warnings=lint_config(config) if config is not None else [],
     )
-
-
-def clean_quick_replies(replies: list[str]) -> list[str]:
-    """At most 4 distinct, non-empty, short answers, in the model's order."""
-    kept: list[str] = []
-    for reply in replies:
-        text = " ".join(reply.split())[:MAX_QUICK_REPLY_LENGTH].strip()
-        if text and text.casefold() not in {k.casefold() for k in kept}:
-            kept.append(text)
-    return kept[:MAX_QUICK_REPLIES]

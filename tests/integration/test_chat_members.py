@@ -81,7 +81,8 @@ def test_grants_and_removals_follow_the_hierarchy(chat_client: ChatClient, chat_
     chat_client.add_member_role(BOB_GUILD, ALICE_ID, REGULAR, reason="restore")
     assert chat_state.guild(BOB_GUILD)["members"][ALICE_ID]["roles"] == [REGULAR]
     # Its own (managed) role, at its highest, is refused by the hierarchy first (a role at or above the bot's highest
-    # is 403 50013 on PUT, chat-platform-v4.md §5); a managed role below it (an integration's) and @everyone are 50028
+    # is 403 50013 on PUT: docs/04-chat-platform.md, "Members and the audit log"); a managed role below it (an
+    # integration's) and @everyone are 50028
     with pytest.raises(MissingPermissions):
         chat_client.add_member_role(RIGHTS_LAB, ALICE_ID, "1191000000000002065")
     with chat_state.lock:

@@ -157,8 +157,8 @@ def test_a_backup_that_is_not_restorable_is_refused_with_its_problems(invoke, pl
     refused = bot(invoke, restore_body(created.body["data"]["backup_id"], dry_run=True))
 
     assert refused.status == 409, refused.body
-    # its problems name what a restore would need (contract §5 backup formats: an `unknown` shape's `problems`), the
-    # same ones its create answered
+    # its problems name what a restore would need (docs/03-api.md, manageBackup: an `unknown` shape's `problems`),
+    # the same ones its create answered
     assert [detail["field"] for detail in refused.body["details"]] == ["roles", "categories", "name"]
     problems = created.body["data"]["problems"]
     assert refused.body["details"] == [{"field": p["field"], "message": p["message"]} for p in problems]

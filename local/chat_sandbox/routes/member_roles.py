@@ -6,8 +6,8 @@ granted to or taken from a member (docs/04-chat-platform.md, "Members and the au
   listed in `guild_members_intent_denied`) gets 403 50001 Missing Access [obs].
 - `PUT`/`DELETE /guilds/{id}/members/{user}/roles/{role}`: 204 (granting a held role or taking one not held
   included); MANAGE_ROLES, an unknown role 404 10011, a user not in the guild 404 10007; then the hierarchy: a role at
-  or above the caller's highest is 403 50013 whatever it is (chat-platform-v4.md §5 [obs]; the owner outranks every
-  role; ADMINISTRATOR does not bypass it), so the bot's own role, at its highest, is a 50013; a managed role below it
+  or above the caller's highest is 403 50013 whatever it is (observed; the owner outranks every role;
+  ADMINISTRATOR does not bypass it), so the bot's own role, at its highest, is a 50013; a managed role below it
   (another integration's) or @everyone cannot be given or taken (400 50028, as the sandbox answers for managed roles
   elsewhere). The routes have their own bucket (`config.MEMBER_ROLE_LIMITS`: observed 10 per window).
 """

@@ -155,12 +155,15 @@ class SandboxState:
         self.guilds: dict[str, dict[str, Any]] = {}
         self.channel_guild: dict[str, str] = {}
         for raw in fixture.get("guilds", []):
-            guild = {key: value for key, value in raw.items() if key not in ("members", "roles", "channels")}
+            # deep copies: a test that changes a guild's `features` (or any list of it) must not change the fixture
+            guild = {
+                key: copy.deepcopy(value) for key, value in raw.items() if key not in ("members", "roles", "channels")
+            }
             guild["members"] = {
                 member["user_id"]: {"roles": list(member.get("roles", [])), "joined_at": now - 86400, "nick": None}
                 for member in raw.get("members", [])
             }
-            guild["roles"] = {role["id"]: dict(role) for role in raw.get("roles", [])}
+            guild["roles"] = {role["id"]: copy.deepcopy(role) for role in raw.get("roles", [])}
             guild["channels"] = {}
             for channel in raw.get("channels", []):
                 guild["channels"][channel["id"]] = {**copy.deepcopy(channel), "guild_id": raw["id"]}

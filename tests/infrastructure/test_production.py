@@ -236,7 +236,9 @@ def translated() -> dict[str, Any]:
 
 
 @pytest.mark.starts
-def test_the_translated_template_has_one_stage_and_an_alias_per_function(translated: dict[str, Any]) -> None:
+def test_the_translated_template_has_one_stage_and_an_alias_per_function(
+    tpl: Template, translated: dict[str, Any]
+) -> None:
     resources = translated["Resources"]
     by_type: dict[str, list[str]] = {}
     for logical_id, resource in resources.items():
@@ -247,8 +249,13 @@ def test_the_translated_template_has_one_stage_and_an_alias_per_function(transla
     for deployment in by_type["AWS::ApiGateway::Deployment"]:
         assert "StageName" not in resources[deployment]["Properties"], "SAM's extra stage `Stage` is back"
     assert len(by_type["AWS::Lambda::Alias"]) == len(by_type["AWS::Lambda::Function"])
+    # A deployment group (a canary) per API function but apiDocs; the workers (an SQS queue's) have none
     groups = by_type["AWS::CodeDeploy::DeploymentGroup"]
-    assert len(groups) == len([f for f in by_type["AWS::Lambda::Function"] if f != "ApiDocsFunction"]) - 2
+    workers = {worker.logical_id for worker in worker_functions(tpl)}
+    api = set(_all_api_functions(tpl)) - {"ApiDocsFunction"}
+    assert workers >= {"DeployWorkerFunction", "TemplateWorkerFunction", "BackupWorkerFunction"}
+    assert set(by_type["AWS::Lambda::Function"]) == api | workers | {"ApiDocsFunction"}
+    assert sorted(groups) == sorted(f"{function}DeploymentGroup" for function in api)
     snapstart = [f for f in by_type["AWS::Lambda::Function"] if resources[f]["Properties"].get("SnapStart")]
     assert snapstart
     for function in snapstart:

@@ -46,9 +46,12 @@ def test_a_backup_is_fetched_by_id_alone_right_after_it_is_created(invoke, dynam
     assert fetched.status == 200
     assert fetched.body["data"]["backup_data"] == {"roles": [{"n": 1}]}
     assert [backup["backup_id"] for backup in listed.body["backups"]] == [created.body["data"]["backup_id"]]
-    # And every read was a strongly consistent read of the base table, none went through an index
+    # And every read was a strongly consistent read of the base table, none went through an index: get's three
+    # items by key, list's query of the guild, and (manageBackup v4: list answers the guild's `schedule`) its schedule
     reads = [(operation, params) for operation, params in dynamodb_calls if operation in READS]
-    assert [operation for operation, _ in reads] == ["GetItem", "GetItem", "GetItem", "Query"]
+    assert [operation for operation, _ in reads] == ["GetItem", "GetItem", "GetItem", "Query", "GetItem"]
+    assert reads[-1][1]["Key"] == {"guild_id": GUILD, "sk": "SCHEDULE"}
+    assert listed.body["schedule"] is None
     assert all(params.get("ConsistentRead") is True and "IndexName" not in params for _, params in reads)
 
 

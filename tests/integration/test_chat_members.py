@@ -80,10 +80,19 @@ def test_grants_and_removals_follow_the_hierarchy(chat_client: ChatClient, chat_
     assert chat_state.guild(BOB_GUILD)["members"][ALICE_ID]["roles"] == []
     chat_client.add_member_role(BOB_GUILD, ALICE_ID, REGULAR, reason="restore")
     assert chat_state.guild(BOB_GUILD)["members"][ALICE_ID]["roles"] == [REGULAR]
-    # Its own (managed) role, a role not below its own, an unknown role or member are refused
-    with pytest.raises(ChatApiError) as managed:
+    # Its own (managed) role, at its highest, is refused by the hierarchy first (a role at or above the bot's highest
+    # is 403 50013 on PUT: docs/04-chat-platform.md, "Members and the audit log"); a managed role below it (an
+    # integration's) and @everyone are 50028
+    with pytest.raises(MissingPermissions):
         chat_client.add_member_role(RIGHTS_LAB, ALICE_ID, "1191000000000002065")
-    assert managed.value.platform_code == 50028
+    with chat_state.lock:
+        chat_state.guilds[RIGHTS_LAB]["roles"][RIGHTS_MANAGERS].update(managed=True, tags={"integration_id": "1"})
+    for invalid in (RIGHTS_MANAGERS, RIGHTS_LAB):
+        with pytest.raises(ChatApiError) as managed:
+            chat_client.add_member_role(RIGHTS_LAB, ALICE_ID, invalid)
+        assert (managed.value.platform_status, managed.value.platform_code) == (400, 50028), invalid
+    assert chat_state.guild(RIGHTS_LAB)["members"][ALICE_ID]["roles"] == [RIGHTS_ADMINS]  # nothing granted
+    # A role not below its own, an unknown role or member are refused
     with chat_state.lock:
         chat_state.guilds[RIGHTS_LAB]["roles"][RIGHTS_HELPERS]["position"] = 9  # above the bot's highest (5)
     with pytest.raises(MissingPermissions):

@@ -159,7 +159,9 @@ def test_a_provider_slower_than_the_budget_is_a_504_before_the_lambda_times_out(
     assert elapsed < TIMEOUT_SECONDS - 1  # answered with the contract's 504, not cut by Lambda's timeout
 
 
-def test_a_hundred_messages_near_the_body_limit_answer_in_time_from_a_20_second_provider(invoke, chat) -> None:
+def _a_hundred_messages_at_the_body_limit() -> str:
+    """99 older messages of 8,000 characters (the most a message holds), the newest asking for a role, a
+    120-channel configuration and the style's notes filling the body to within 4 KiB of its 1 MiB limit."""
     messages = [
         {"role": "user" if i % 2 == 0 else "assistant", "content": f"{i:03d} " + "w" * 7996} for i in range(99)
     ] + [user("Add a role named VIP")]
@@ -167,22 +169,48 @@ def test_a_hundred_messages_near_the_body_limit_answer_in_time_from_a_20_second_
     body["style"]["notes"] = "s" * (MIB - 4096 - len(json.dumps(body)))
     raw = json.dumps(body)
     assert MIB - 4096 <= len(raw.encode()) <= MIB
+    return raw
+
+
+def test_a_turn_at_the_body_limit_whose_style_alone_passes_the_input_budget_is_400_naming_it(invoke, chat) -> None:
+    # v4 (issue 31, finding 5; docs/06-ai.md, Input budget): `style` is part of what every turn sends; a hundred
+    # messages take at most 800,000 characters, so the rest of a body at its limit (its style's notes: about 57,500
+    # tokens) passes the default 60,000 with the prompt and the configuration. Before v4 it was sent whatever it cost.
+    response = ask(invoke, _a_hundred_messages_at_the_body_limit())
+
+    assert response.status == 400, response.body
+    [detail] = response.body["details"]
+    assert detail["field"] == "style"
+    assert "input budget of 60,000 tokens (SVC_AI_MAX_INPUT_TOKENS)" in detail["message"]
+    assert chat.requests == []  # the model is not asked
+
+
+def test_a_hundred_messages_near_the_body_limit_answer_in_time_from_a_20_second_provider(
+    invoke, chat, monkeypatch
+) -> None:
+    # An operator's budget that takes this body's fixed part (its style's notes count in it since v4: the test above)
+    monkeypatch.setenv("SVC_AI_MAX_INPUT_TOKENS", "100000")
+    get_settings.cache_clear()
+    raw = _a_hundred_messages_at_the_body_limit()
     chat.script(Step(delay=20))  # then the local model's own answer
     started = time.monotonic()
 
     response = ask(invoke, raw)
 
     elapsed = time.monotonic() - started
-    assert response.status == 200
+    assert response.status == 200, response.body
     assert "VIP" in [role["name"] for role in response.body["config"]["roles"]]
     assert 20 <= elapsed < TIMEOUT_SECONDS - 1
     [request] = chat.requests
     texts = [block["text"] for message in request.body["messages"] for block in message["content"]]
-    # The style's notes and the configuration alone fill the input budget: the newest message goes with them, the
-    # 99 older ones are left out (docs/06-ai.md, Input budget).
-    assert texts[0] == "Add a role named VIP"
-    assert len(texts) == 2
-    assert response.body["history_trimmed"] == 99
+    # The newest message goes with the fixed part (the context block: the configuration and the style's notes), then
+    # the newest older messages that fit the rest of the budget, left out ten at a time (docs/06-ai.md, Input budget)
+    *sent, newest, context = texts
+    assert newest == "Add a role named VIP"
+    assert context.startswith("<service_context>")
+    assert "s" * 100_000 in context
+    assert sent == [f"{i:03d} " + "w" * 7996 for i in range(90, 99)]
+    assert response.body["history_trimmed"] == 90
 
 
 # ---------------------------------------------------------------- files

@@ -4,9 +4,12 @@ granted to or taken from a member (docs/04-chat-platform.md, "Members and the au
 - `GET /guilds/{id}/members?limit&after`: ascending user ids after `after`, `limit` 1–1000 (default 1). It needs
   the privileged GUILD_MEMBERS intent: a bot without it (the sandbox setting `guild_members_intent`, or a guild
   listed in `guild_members_intent_denied`) gets 403 50001 Missing Access [obs].
-- `PUT`/`DELETE /guilds/{id}/members/{user}/roles/{role}`: 204; MANAGE_ROLES, and the role strictly below the
-  caller's highest (the owner outranks every role; ADMINISTRATOR does not bypass the hierarchy [obs]); a managed
-  role or @everyone cannot be given or taken (50028, as the sandbox answers for managed roles elsewhere).
+- `PUT`/`DELETE /guilds/{id}/members/{user}/roles/{role}`: 204 (granting a held role or taking one not held
+  included); MANAGE_ROLES, an unknown role 404 10011, a user not in the guild 404 10007; then the hierarchy: a role at
+  or above the caller's highest is 403 50013 whatever it is (observed; the owner outranks every role;
+  ADMINISTRATOR does not bypass it), so the bot's own role, at its highest, is a 50013; a managed role below it
+  (another integration's) or @everyone cannot be given or taken (400 50028, as the sandbox answers for managed roles
+  elsewhere). The routes have their own bucket (`config.MEMBER_ROLE_LIMITS`: observed 10 per window).
 """
 
 from __future__ import annotations
@@ -58,9 +61,9 @@ def _member_and_role(state: SandboxState, call: Call) -> tuple[dict[str, Any], d
     member = guild["members"].get(call.params["user_id"])
     if member is None:
         raise error(404, 10007, "Unknown Member")
+    require_below_bot(state, guild, role["position"])  # the role's position, not the member's (docs #1036)
     if role.get("managed") or role["id"] == guild["id"]:
         raise error(400, 50028, "Invalid Role")
-    require_below_bot(state, guild, role["position"])  # the role's position, not the member's (docs #1036)
     return member, role, actor_id(state)
 
 

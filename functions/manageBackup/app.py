@@ -68,7 +68,7 @@ class CreateBackupRequest(BaseModel):
         None,
         description="From the live guild: the chat user the bot acts for, recorded as `made_by` if they manage it.",
     )
-    members: bool = Field(True, description="From the live guild: back up members' roles too.")
+    members: bool = Field(True, strict=True, description="From the live guild: back up members' roles too.")
 
 
 class DeleteBackupRequest(BaseModel):
@@ -114,9 +114,11 @@ class DiffBackupRequest(BaseModel):
 class ScheduleBackupsRequest(BaseModel):
     action: Literal["schedule"]
     guild_id: Snowflake
-    every_hours: int = Field(ge=1, le=EVERY_HOURS_MAX, description="Hours between two backups (1 to 168).")
-    keep: int = Field(ge=1, le=KEEP_MAX, description="How many of the newest scheduled backups are kept (1 to 50).")
-    members: bool = Field(True, description="Whether each backup holds the members' role assignments.")
+    every_hours: int = Field(strict=True, ge=1, le=EVERY_HOURS_MAX, description="Hours between two backups (1 to 168).")
+    keep: int = Field(
+        strict=True, ge=1, le=KEEP_MAX, description="How many of the newest scheduled backups are kept (1 to 50)."
+    )
+    members: bool = Field(True, strict=True, description="Whether each backup holds the members' role assignments.")
     label: str | None = Field(None, max_length=100, description="The label of each scheduled backup.")
     user_id: Snowflake | None = Field(None, description="The chat user the bot acts for.")
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictBool, StrictInt, model_validator
 from pydantic_core import InitErrorDetails
 
 from svcconf.config.field_types import ConfigModel, Emoji, Loc, Name, problem, raise_problems
@@ -106,9 +106,9 @@ class OnboardingPrompt(ConfigModel):
 
     title: str = Field(min_length=1, max_length=MAX_PROMPT_TITLE)
     type: PromptType = "multiple_choice"
-    single_select: bool = False
-    required: bool = False
-    in_onboarding: bool = True
+    single_select: StrictBool = False
+    required: StrictBool = False
+    in_onboarding: StrictBool = True
     options: list[OnboardingOption] = Field(min_length=1, max_length=MAX_OPTIONS)
 
     @model_validator(mode="after")
@@ -120,7 +120,7 @@ class OnboardingPrompt(ConfigModel):
 class Onboarding(ConfigModel):
     """How new members arrive: the channels they see first and the questions that give them roles and channels."""
 
-    enabled: bool = False
+    enabled: StrictBool = False
     mode: OnboardingMode = "default"
     default_channels: list[ChannelName] = Field(default_factory=list, max_length=MAX_DEFAULT_CHANNELS)
     prompts: list[OnboardingPrompt] = Field(default_factory=list, max_length=MAX_PROMPTS)
@@ -140,7 +140,7 @@ class AutomodAction(ConfigModel):
 
     type: ActionType
     channel: ChannelName | None = None
-    seconds: int | None = Field(None, ge=0, le=MAX_TIMEOUT_SECONDS)
+    seconds: StrictInt | None = Field(None, ge=0, le=MAX_TIMEOUT_SECONDS)
     message: str | None = Field(None, max_length=MAX_BLOCK_MESSAGE)
 
     @model_validator(mode="after")
@@ -164,7 +164,7 @@ class AutomodRule(ConfigModel):
 
     name: str = Field(min_length=1, max_length=MAX_RULE_NAME)
     trigger: Trigger
-    enabled: bool = Field(
+    enabled: StrictBool = Field(
         True, description="A rule a configuration names is meant to work (the platform's default is off)."
     )
     keywords: list[Keyword] | None = Field(None, max_length=MAX_KEYWORDS)
@@ -175,8 +175,8 @@ class AutomodRule(ConfigModel):
         description="100 (keyword, member_profile), 1000 (keyword_preset).",
     )
     presets: list[Preset] | None = None
-    mention_limit: int | None = Field(None, ge=0, le=MAX_MENTION_LIMIT)
-    mention_raid_protection: bool | None = None
+    mention_limit: StrictInt | None = Field(None, ge=0, le=MAX_MENTION_LIMIT)
+    mention_raid_protection: StrictBool | None = None
     actions: list[AutomodAction] = Field(min_length=1, max_length=MAX_ACTIONS)
     exempt_roles: list[RoleName] = Field(default_factory=list, max_length=MAX_EXEMPT_ROLES)
     exempt_channels: list[ChannelName] = Field(default_factory=list, max_length=MAX_EXEMPT_CHANNELS)
@@ -227,7 +227,7 @@ class WelcomeChannel(ConfigModel):
 class WelcomeScreen(ConfigModel):
     """What a Community server shows a new member: a description and up to five channels."""
 
-    enabled: bool = True
+    enabled: StrictBool = True
     description: str | None = Field(None, max_length=MAX_WELCOME_DESCRIPTION)
     channels: list[WelcomeChannel] = Field(default_factory=list, max_length=MAX_WELCOME_CHANNELS)
 

@@ -5,10 +5,19 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, StrictBool, StrictInt, ValidationInfo, field_validator
+from pydantic import AfterValidator, Field, StrictBool, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
-from svcconf.config.field_types import ConfigModel, Emoji, Name, ObjectId, PermissionName, problem, raise_problems
+from svcconf.config.field_types import (
+    ConfigModel,
+    Emoji,
+    Name,
+    ObjectId,
+    PermissionName,
+    json_integer,
+    problem,
+    raise_problems,
+)
 from svcconf.config.permissions import (
     CHANNEL_TYPES,
     MAX_CHANNELS_PER_CATEGORY,
@@ -136,23 +145,26 @@ class Channel(ConfigModel):
         description=f"At most {MAX_TOPIC_LENGTH} characters ({MAX_FORUM_TOPIC_LENGTH} for forum channels).",
     )
     nsfw: StrictBool = False
-    slowmode_seconds: StrictInt | None = Field(None, ge=0, le=MAX_SLOWMODE_SECONDS)
-    user_limit: StrictInt | None = Field(
+    slowmode_seconds: int | None = Field(None, ge=0, le=MAX_SLOWMODE_SECONDS)
+    user_limit: int | None = Field(
         None, ge=0, le=MAX_VOICE_USER_LIMIT, description="Voice and stage channels only; 0 means no limit."
     )
     overwrites: Overwrites = Field(default_factory=list)
-    bitrate: StrictInt | None = Field(
+    bitrate: int | None = Field(
         None, ge=MIN_BITRATE, le=MAX_BITRATE_BY_TYPE["voice"], description="Voice (up to 96000) and stage (64000)."
     )
     video_quality: VideoQuality | None = Field(None, description="Voice and stage channels.")
     tags: list[ForumTag] | None = Field(None, max_length=MAX_FORUM_TAGS, description="Forum channels: post tags.")
     default_reaction: Emoji | None = Field(None, description="Forum channels: the reaction every post starts with.")
-    default_thread_slowmode_seconds: StrictInt | None = Field(
+    default_thread_slowmode_seconds: int | None = Field(
         None, ge=0, le=MAX_SLOWMODE_SECONDS, description="Forum channels: the slowmode of new posts."
     )
     default_sort: ForumSort | None = Field(None, description="Forum channels.")
     default_layout: ForumLayout | None = Field(None, description="Forum channels.")
     require_tag: StrictBool | None = Field(None, description="Forum channels: a post must carry a tag.")
+    _integers = field_validator(
+        "slowmode_seconds", "user_limit", "bitrate", "default_thread_slowmode_seconds", mode="before"
+    )(json_integer)
 
     # Field validators (not a model one) so each runs even when another field is invalid; `type` is
     # declared first, so `info.data` has it unless it was invalid itself.

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated, Literal, Self
 
-from pydantic import Field, StrictBool, StrictInt, model_validator
+from pydantic import Field, StrictBool, field_validator, model_validator
 from pydantic_core import InitErrorDetails
 
-from svcconf.config.field_types import ConfigModel, Emoji, Loc, Name, problem, raise_problems
+from svcconf.config.field_types import ConfigModel, Emoji, Loc, Name, json_integer, problem, raise_problems
 
 # -- the platform's limits (where its documentation and its OpenAPI disagree, the stricter) -------------------------
 
@@ -140,8 +140,9 @@ class AutomodAction(ConfigModel):
 
     type: ActionType
     channel: ChannelName | None = None
-    seconds: StrictInt | None = Field(None, ge=0, le=MAX_TIMEOUT_SECONDS)
+    seconds: int | None = Field(None, ge=0, le=MAX_TIMEOUT_SECONDS)
     message: str | None = Field(None, max_length=MAX_BLOCK_MESSAGE)
+    _integers = field_validator("seconds", mode="before")(json_integer)
 
     @model_validator(mode="after")
     def _fields_of_its_type(self) -> Self:
@@ -175,11 +176,12 @@ class AutomodRule(ConfigModel):
         description="100 (keyword, member_profile), 1000 (keyword_preset).",
     )
     presets: list[Preset] | None = None
-    mention_limit: StrictInt | None = Field(None, ge=0, le=MAX_MENTION_LIMIT)
+    mention_limit: int | None = Field(None, ge=0, le=MAX_MENTION_LIMIT)
     mention_raid_protection: StrictBool | None = None
     actions: list[AutomodAction] = Field(min_length=1, max_length=MAX_ACTIONS)
     exempt_roles: list[RoleName] = Field(default_factory=list, max_length=MAX_EXEMPT_ROLES)
     exempt_channels: list[ChannelName] = Field(default_factory=list, max_length=MAX_EXEMPT_CHANNELS)
+    _integers = field_validator("mention_limit", mode="before")(json_integer)
 
     @model_validator(mode="after")
     def _fits_its_trigger(self) -> Self:

@@ -6,10 +6,11 @@ template.yaml's tables, queues, secrets and keys (local/runner.py, local/provisi
 (local/lambda_runtime.py). Prints the function's log lines, its response and a REPORT line with its duration
 and init duration; exits 1 when the operation did not succeed (a 4xx/5xx answer, a failed batch item, an error).
 
-Two things are adapted to the run, and said when they happen: a bearer token that does not verify with this
+Things are adapted to the run, and said when they happen: a bearer token that does not verify with this
 run's JWT settings (SVC_JWT_SECRET, issuer, audience) is replaced by a fresh one for the same `sub` and
-`role`; and a deploy job (the worker's SQS message) whose deployment is not stored gets one queued, as
-deployToChat would have queued it.
+`role`; a deploy job (the worker's SQS message) whose deployment is not stored gets one queued, as
+deployToChat would have queued it; and chatAuth's code exchange gets the `state` of a sign-in started for its
+bearer user and the sandbox's code for it, as the browser's round trip would bring them back.
 """
 
 from __future__ import annotations
@@ -93,6 +94,44 @@ def refresh_bearer_token(runner: Runner, event: dict[str, Any]) -> str | None:
     fresh = issue_token(secret, sub, role=role, issuer=issuer, audience=audience)
     _set_header(event, "authorization", f"Bearer {fresh}")
     return f"the event's bearer token does not verify in this run ({reason}): replaced by a fresh one for sub {sub}"
+
+
+def seed_sign_in(runner: Runner, spec: FunctionSpec, event: dict[str, Any]) -> list[str]:
+    """chatAuth's second step (a `code` with a `state`): the state is one this run cannot know in advance, so a
+    sign-in is started for the event's bearer user (chatAuth without `code`, `replace: true`: the seeding linked
+    the dev user already) and the event's `state` and `code` are replaced by that state and a code the sandbox
+    issues for it to the chat user whose fixture code the event names (its approval, with the PKCE challenge)."""
+    import importlib
+
+    import jwt
+
+    from local.seed import layer_environment, start_sandbox_sign_in
+
+    if spec.code_dir.name != "chatAuth":
+        return []
+    try:
+        body = json.loads(str(event.get("body") or ""))
+    except ValueError:
+        return []
+    authorization = _header(event, "authorization") or ""
+    sandbox = getattr(runner.chat_sandbox, "state", None)
+    if not (isinstance(body, dict) and {"code", "state", "redirect_uri"} <= body.keys()):
+        return []
+    if sandbox is None or not authorization.lower().startswith("bearer "):
+        return ["no sign-in started for the event's state: no sandbox or no bearer token"]
+    with sandbox.lock:
+        fixture_code = sandbox.codes.get(str(body["code"]))
+    if fixture_code is None:
+        return [f"no sign-in started: the event's code {body['code']!r} is none of the sandbox's"]
+    claims = jwt.decode(authorization.split(None, 1)[1].strip(), options={"verify_signature": False})
+    with layer_environment(runner, "chatAuth"):
+        user = importlib.import_module("svcconf.api.auth").BearerUser(sub=claims["sub"], iss=claims.get("iss"))
+        state, code = start_sandbox_sign_in(runner, user, str(body["redirect_uri"]), fixture_code["user_id"])
+    event["body"] = json.dumps({**body, "state": state, "code": code})
+    return [
+        f"a sign-in started for sub {claims['sub']} (chatAuth without `code`): the event's `state` and code "
+        f"{body['code']!r} replaced by its state and the code the sandbox issued for it"
+    ]
 
 
 def seed_deploy_jobs(runner: Runner, event: dict[str, Any], chat_user_id: str | None) -> list[str]:
@@ -290,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         linked = seeded.linked_chat_user
         notes += seed_deploy_jobs(runner, event, linked["id"] if linked else None)
         notes += seed_template_jobs(runner, event)
+        notes += seed_sign_in(runner, spec, event)
         for note in notes:
             runner.say(f"  note            {note}")
         runtime = runner._runtime(spec)

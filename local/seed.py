@@ -148,11 +148,20 @@ def _link_chat_account(runner: SeedingRunner, chat_user_id: str) -> dict[str, st
     auth = importlib.import_module("svcconf.api.auth")
     redirect_uri = importlib.import_module("svcconf.settings").get_settings().chat_redirect_uris[0]
     user = auth.BearerUser(sub=DEV_USER)
+    state, code = start_sandbox_sign_in(runner, user, redirect_uri, chat_user_id)
+    identity = sign_in.finish_sign_in(code, redirect_uri, state, user)
+    return {"id": identity.chatUserId, "username": identity.chatUsername}
+
+
+def start_sandbox_sign_in(runner: SeedingRunner, user: Any, redirect_uri: str, chat_user_id: str) -> tuple[str, str]:
+    """(state, code): chatAuth's first step for the bearer user (`replace: true`, so a linked user may sign in
+    again), and the code the sandbox issues when the chat user approves it (bound to the state's PKCE challenge).
+    Run inside layer_environment(runner, "chatAuth")."""
+    sign_in = importlib.import_module("svcconf.accounts.sign_in")
     started = sign_in.start_sign_in(user, redirect_uri, replace=True)
     challenge = parse_qs(urlsplit(started.authorize_url).query)["code_challenge"][0]
     code = runner.chat_sandbox.state.mint_code(chat_user_id, redirect_uri, code_challenge=challenge)
-    identity = sign_in.finish_sign_in(code, redirect_uri, started.state, user)
-    return {"id": identity.chatUserId, "username": identity.chatUsername}
+    return str(started.state), str(code)
 
 
 def seed_deployment(runner: SeedingRunner, job: dict[str, Any], chat_user_id: str) -> str:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Body
-from pydantic import BaseModel, Field, RootModel
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from svcconf.accounts.chat_account import ChatIdentity
 from svcconf.accounts.sign_in import SignInStarted, finish_sign_in, start_sign_in
@@ -20,6 +20,10 @@ from svcconf.observability import metrics
 
 
 class ChatAuthRequest(BaseModel):
+    # What the body alone decides, said in the schema: a `state` comes back with the platform's `code` (a state
+    # without a code is a 400 on `code`). Whether a state is required depends on the bearer token, a header.
+    model_config = ConfigDict(json_schema_extra={"dependentRequired": {"state": ["code"]}})
+
     # repr=False: Powertools logs the validated request at DEBUG, and the code is a credential until it is used.
     code: str | None = Field(
         None,
@@ -38,6 +42,7 @@ class ChatAuthRequest(BaseModel):
     )
     replace: bool = Field(
         False,
+        strict=True,
         description="Starting a sign-in: replace the chat account linked to this user already (else 409).",
     )
 

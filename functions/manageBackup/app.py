@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import Depends, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Body
-from pydantic import BaseModel, Field, RootModel
+from pydantic import BaseModel, Field, RootModel, field_validator
 
 from svcconf.api.auth import BotCaller, bot_caller
 from svcconf.api.examples import BACKUP_ANSWERS, BACKUP_CREATED, BACKUP_REQUESTS
@@ -38,6 +38,7 @@ from svcconf.backups.schedules import (
     set_schedule,
 )
 from svcconf.chat import get_chat_client
+from svcconf.config.field_types import json_integer
 from svcconf.deployments.answers import DeploymentView
 from svcconf.deployments.diff import BackupDiff, diff_backup
 from svcconf.deployments.restore import (
@@ -68,7 +69,7 @@ class CreateBackupRequest(BaseModel):
         None,
         description="From the live guild: the chat user the bot acts for, recorded as `made_by` if they manage it.",
     )
-    members: bool = Field(True, description="From the live guild: back up members' roles too.")
+    members: bool = Field(True, strict=True, description="From the live guild: back up members' roles too.")
 
 
 class DeleteBackupRequest(BaseModel):
@@ -116,9 +117,11 @@ class ScheduleBackupsRequest(BaseModel):
     guild_id: Snowflake
     every_hours: int = Field(ge=1, le=EVERY_HOURS_MAX, description="Hours between two backups (1 to 168).")
     keep: int = Field(ge=1, le=KEEP_MAX, description="How many of the newest scheduled backups are kept (1 to 50).")
-    members: bool = Field(True, description="Whether each backup holds the members' role assignments.")
+    members: bool = Field(True, strict=True, description="Whether each backup holds the members' role assignments.")
     label: str | None = Field(None, max_length=100, description="The label of each scheduled backup.")
     user_id: Snowflake | None = Field(None, description="The chat user the bot acts for.")
+
+    _integers = field_validator("every_hours", "keep", mode="before")(json_integer)
 
 
 class UnscheduleBackupsRequest(BaseModel):

@@ -6,20 +6,19 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Depends, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Body
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from svcconf.api.auth import BearerUser, admin_user
 from svcconf.api.examples import SEED_JOB, SEED_REQUESTS, SEED_RUNNING, SEED_STARTED
 from svcconf.api.resolver import create_app, lambda_entry_point
 from svcconf.api.responses import BEARER_AUTH, BEARER_ERRORS, error_responses, request_examples, success
+from svcconf.config.field_types import json_integer
 from svcconf.errors import BadRequest
 from svcconf.templates.seeding import DEFAULT_COUNT, MAX_COUNT, MIN_COUNT, SeedAnswer, read_job, start_seeding
 
 
 class SeedTemplatesRequest(BaseModel):
-    count: int = Field(
-        DEFAULT_COUNT, ge=MIN_COUNT, le=MAX_COUNT, strict=True, description="How many new templates to generate."
-    )
+    count: int = Field(DEFAULT_COUNT, ge=MIN_COUNT, le=MAX_COUNT, description="How many new templates to generate.")
     job_id: str | None = Field(
         None,
         min_length=1,
@@ -27,6 +26,8 @@ class SeedTemplatesRequest(BaseModel):
         description="Instead of count: read this job's progress or result (starts nothing).",
         examples=[SEED_JOB],
     )
+
+    _integers = field_validator("count", mode="before")(json_integer)
 
 
 app = create_app("seedTemplates")

@@ -100,4 +100,5 @@ def test_the_generated_python_client_calls_a_bearer_a_bot_and_the_sign_in_operat
     assert answers["manageBackup.create"]["action"] == "create"
     assert answers["manageBackup.create"]["backup_id"].startswith("bk_")
     assert answers["manageBackup.list"][0] == answers["manageBackup.create"]["backup_id"]  # newest first
+    assert answers["manageBackup.list.schedule"] is None  # v4 (issue 30): the guild's schedule, none here
     assert answers["chatAuth"] == {"chatUsername": "alice", "linked": False}

@@ -34,9 +34,14 @@ EXPECTED: dict[str, Callable[[dict[str, Any]], None]] = {
     "validateChatInvite": lambda report: _expect(
         _body(report), valid=True, code="svcDemo", guild_name="Svc Demo Guild"
     ),
-    # events/chatAuth.json starts a sign-in for its bearer (v4): the state and the sandbox's authorize URL
+    # events/chatAuth.json is the sign-in's second step (v4): `make invoke` starts the sign-in for its bearer
+    # (chatAuth without `code`) and sends that state with the code the sandbox issued for it; alice is linked
     "chatAuth": lambda report: _expect(
-        {key: bool(value) for key, value in _body(report).items()}, state=True, authorize_url=True, expires_at=True
+        {**_body(report), "sign_in_started": any("a sign-in started for sub dev-user" in n for n in report["notes"])},
+        chatUsername="alice",
+        chatUserId="1191000000000000101",
+        linked=True,
+        sign_in_started=True,
     ),
     "getChatGuilds": lambda report: _expect(
         {guild["name"]: guild["can_manage"] for guild in _body(report)["guilds"]},

@@ -13,25 +13,30 @@ client secret, the JWT secret and the AI provider's API key.
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import secrets
+import threading
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
+import boto3
 import pytest
 from pydantic import SecretStr
 
+from local.queues import ScheduleFirer
 from local.resources import api_functions, worker_functions
-from local.template import load_template
+from local.template import LOCAL_REGION, load_template
 from local.tokens import issue_token
+from svcconf.api import budget
 from svcconf.chat import get_chat_client
 from svcconf.clock import utc_now
 from svcconf.observability import logger as service_logger
 from svcconf.settings import get_settings
 from svcconf.store.chat_links import ChatLink, ChatLinkRepository
-from tests.helpers.deploy_worker import DeployQueue, deploy_body, sqs_record
+from tests.helpers.deploy_worker import DeployQueue, WorkerContext, WorkerQueue, deploy_body, sqs_record
 from tests.helpers.handlers import BOT_TOKEN, CHAT_CLIENT_SECRET, JWT_SECRET, REDIRECT_URI, ROOT, bearer
 from tests.helpers.sign_in import authorize_query
 from tests.helpers.template_worker import TemplateQueue
@@ -41,6 +46,7 @@ DEMO, BUILD = "1191000000000001001", "1191000000000001005"
 TEMPLATE = load_template(ROOT / "template.yaml")
 OPERATIONS = sorted(function.operation for function in api_functions(TEMPLATE))
 WORKERS = sorted(function.logical_id for function in worker_functions(TEMPLATE))
+BACKUP_EVERY_HOURS = 6
 ORDER = ["chatAuth", "validateChatInvite", "getChatGuilds", "deployToChat", "getConfigByCode", "manageBackup"]
 
 
@@ -209,6 +215,8 @@ def drive_workers(drive: Drive) -> None:
     for name in WORKERS:
         if name == "DeployWorkerFunction":
             DeployQueue(drive.aws).drain()
+        elif name == "BackupWorkerFunction":
+            drive_backup_worker(drive)
         elif name == "TemplateWorkerFunction":
             queue = TemplateQueue(drive.aws)  # seedTemplates queued a job; each message once (the provider fails)
             while messages := queue.receive():
@@ -217,6 +225,39 @@ def drive_workers(drive: Drive) -> None:
             assert queue.delivered, "seedTemplates queued no job for the template worker"
         else:
             raise AssertionError(f"a new worker {name}: drive it here")
+
+
+def drive_backup_worker(drive: Drive) -> None:
+    """manageBackup scheduled DEMO's backups: its EventBridge schedule fired as `make run` fires it, and the backup
+    queue drained into the worker, which reads the guild and its members with the bot's own platform token: once
+    as the platform answers (a backup stored), once while it fails (recorded, and the job left to SQS's retries)."""
+    drive.secrets.add(str(drive.platform.bot["token"]))
+    queue = WorkerQueue(drive.aws, "BackupQueue")
+    now = [utc_now().timestamp()]
+    firer = ScheduleFirer(
+        boto3.client("scheduler", region_name=LOCAL_REGION),
+        boto3.client("sqs", region_name=LOCAL_REGION),
+        {queue.arn: queue.url},
+        lambda: now[0],
+        threading.Event(),
+    )
+    worker = importlib.import_module("functions.backupWorker.app").lambda_handler
+    bot = {"x-bot-token": BOT_TOKEN}
+    results = []
+    for failures in (0, 8):
+        now[0] += BACKUP_EVERY_HOURS * 3600 + 1
+        assert firer.fire_due(), "manageBackup's schedule fired no backup job"
+        drive.platform.configure(fail_next=failures, fail_next_status=503)
+        while messages := queue.receive():
+            budget.stop()
+            answer = worker({"Records": [sqs_record(m, queue.arn) for m in messages]}, WorkerContext())
+            results.append(bool(answer["batchItemFailures"]))
+            for message in messages:
+                queue.sqs.delete_message(QueueUrl=queue.url, ReceiptHandle=message["ReceiptHandle"])
+        drive.platform.configure(fail_next=0)
+        schedule = drive.call("manageBackup", {"action": "list", "guild_id": DEMO}, bot).body["schedule"]
+        results.append(schedule["last_result"]["outcome"])
+    assert results == [False, "stored", True, "failed"]
 
 
 def get_config_by_code(drive: Drive, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -232,6 +273,8 @@ def manage_backup(drive: Drive, monkeypatch: pytest.MonkeyPatch) -> None:
     created = drive.call("manageBackup", {"action": "create", "guild_id": DEMO, "backup_data": {"roles": []}}, bot)
     drive.call("manageBackup", {"action": "get", "backup_id": created.body["data"]["backup_id"]}, bot)
     drive.call("manageBackup", {"action": "list", "guild_id": DEMO}, {"x-bot-token": "a-wrong-bot-token-0123456789"})
+    body = {"action": "schedule", "guild_id": DEMO, "every_hours": BACKUP_EVERY_HOURS, "keep": 2, "user_id": ALICE}
+    assert drive.call("manageBackup", body, bot).status == 200  # the backup worker runs it (drive_workers)
 
 
 STEPS: dict[str, Callable[[Drive, pytest.MonkeyPatch], None]] = {

@@ -47,7 +47,7 @@ def test_json_media_type_with_charset_is_accepted(invoke):
         {"action": "list", "guild_id": "1187392640113156136"},
         headers={"Content-Type": "application/json; charset=utf-8"},
     )
-    assert (response.status, response.body) == (200, {"action": "list", "backups": []})
+    assert (response.status, response.body) == (200, {"action": "list", "backups": [], "schedule": None})
 
 
 @pytest.mark.parametrize("method", ["GET", "PUT", "DELETE", "PATCH"])
@@ -104,7 +104,7 @@ def test_header_names_are_case_insensitive(invoke):
         headers={"X-Bot-Token": "local-dev-bot-token"},
         drop_headers=("x-bot-token",),
     )
-    assert (response.status, response.body) == (200, {"action": "list", "backups": []})
+    assert (response.status, response.body) == (200, {"action": "list", "backups": [], "schedule": None})
 
 
 def test_unexpected_failure_is_500_with_request_id_and_no_internals(invoke, monkeypatch, caplog):

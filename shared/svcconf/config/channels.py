@@ -5,10 +5,19 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, Field, StrictBool, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
-from svcconf.config.field_types import ConfigModel, Emoji, Name, ObjectId, PermissionName, problem, raise_problems
+from svcconf.config.field_types import (
+    ConfigModel,
+    Emoji,
+    Name,
+    ObjectId,
+    PermissionName,
+    json_integer,
+    problem,
+    raise_problems,
+)
 from svcconf.config.permissions import (
     CHANNEL_TYPES,
     MAX_CHANNELS_PER_CATEGORY,
@@ -110,7 +119,7 @@ class ForumTag(ConfigModel):
 
     name: str = Field(min_length=1, max_length=MAX_TAG_NAME_LENGTH)
     emoji: Emoji | None = None
-    moderated: bool = Field(False, description="Only members who can manage threads may apply it.")
+    moderated: StrictBool = Field(False, description="Only members who can manage threads may apply it.")
 
 
 def _only_for[T](value: T, info: ValidationInfo, field: str, types: tuple[str, ...]) -> T:
@@ -135,7 +144,7 @@ class Channel(ConfigModel):
         max_length=MAX_FORUM_TOPIC_LENGTH,
         description=f"At most {MAX_TOPIC_LENGTH} characters ({MAX_FORUM_TOPIC_LENGTH} for forum channels).",
     )
-    nsfw: bool = False
+    nsfw: StrictBool = False
     slowmode_seconds: int | None = Field(None, ge=0, le=MAX_SLOWMODE_SECONDS)
     user_limit: int | None = Field(
         None, ge=0, le=MAX_VOICE_USER_LIMIT, description="Voice and stage channels only; 0 means no limit."
@@ -152,7 +161,10 @@ class Channel(ConfigModel):
     )
     default_sort: ForumSort | None = Field(None, description="Forum channels.")
     default_layout: ForumLayout | None = Field(None, description="Forum channels.")
-    require_tag: bool | None = Field(None, description="Forum channels: a post must carry a tag.")
+    require_tag: StrictBool | None = Field(None, description="Forum channels: a post must carry a tag.")
+    _integers = field_validator(
+        "slowmode_seconds", "user_limit", "bitrate", "default_thread_slowmode_seconds", mode="before"
+    )(json_integer)
 
     # Field validators (not a model one) so each runs even when another field is invalid; `type` is
     # declared first, so `info.data` has it unless it was invalid itself.

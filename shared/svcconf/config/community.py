@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictBool, field_validator, model_validator
 from pydantic_core import InitErrorDetails
 
-from svcconf.config.field_types import ConfigModel, Emoji, Loc, Name, problem, raise_problems
+from svcconf.config.field_types import ConfigModel, Emoji, Loc, Name, json_integer, problem, raise_problems
 
 # -- the platform's limits (where its documentation and its OpenAPI disagree, the stricter) -------------------------
 
@@ -106,9 +106,9 @@ class OnboardingPrompt(ConfigModel):
 
     title: str = Field(min_length=1, max_length=MAX_PROMPT_TITLE)
     type: PromptType = "multiple_choice"
-    single_select: bool = False
-    required: bool = False
-    in_onboarding: bool = True
+    single_select: StrictBool = False
+    required: StrictBool = False
+    in_onboarding: StrictBool = True
     options: list[OnboardingOption] = Field(min_length=1, max_length=MAX_OPTIONS)
 
     @model_validator(mode="after")
@@ -120,7 +120,7 @@ class OnboardingPrompt(ConfigModel):
 class Onboarding(ConfigModel):
     """How new members arrive: the channels they see first and the questions that give them roles and channels."""
 
-    enabled: bool = False
+    enabled: StrictBool = False
     mode: OnboardingMode = "default"
     default_channels: list[ChannelName] = Field(default_factory=list, max_length=MAX_DEFAULT_CHANNELS)
     prompts: list[OnboardingPrompt] = Field(default_factory=list, max_length=MAX_PROMPTS)
@@ -142,6 +142,7 @@ class AutomodAction(ConfigModel):
     channel: ChannelName | None = None
     seconds: int | None = Field(None, ge=0, le=MAX_TIMEOUT_SECONDS)
     message: str | None = Field(None, max_length=MAX_BLOCK_MESSAGE)
+    _integers = field_validator("seconds", mode="before")(json_integer)
 
     @model_validator(mode="after")
     def _fields_of_its_type(self) -> Self:
@@ -164,7 +165,7 @@ class AutomodRule(ConfigModel):
 
     name: str = Field(min_length=1, max_length=MAX_RULE_NAME)
     trigger: Trigger
-    enabled: bool = Field(
+    enabled: StrictBool = Field(
         True, description="A rule a configuration names is meant to work (the platform's default is off)."
     )
     keywords: list[Keyword] | None = Field(None, max_length=MAX_KEYWORDS)
@@ -176,10 +177,11 @@ class AutomodRule(ConfigModel):
     )
     presets: list[Preset] | None = None
     mention_limit: int | None = Field(None, ge=0, le=MAX_MENTION_LIMIT)
-    mention_raid_protection: bool | None = None
+    mention_raid_protection: StrictBool | None = None
     actions: list[AutomodAction] = Field(min_length=1, max_length=MAX_ACTIONS)
     exempt_roles: list[RoleName] = Field(default_factory=list, max_length=MAX_EXEMPT_ROLES)
     exempt_channels: list[ChannelName] = Field(default_factory=list, max_length=MAX_EXEMPT_CHANNELS)
+    _integers = field_validator("mention_limit", mode="before")(json_integer)
 
     @model_validator(mode="after")
     def _fits_its_trigger(self) -> Self:
@@ -227,7 +229,7 @@ class WelcomeChannel(ConfigModel):
 class WelcomeScreen(ConfigModel):
     """What a Community server shows a new member: a description and up to five channels."""
 
-    enabled: bool = True
+    enabled: StrictBool = True
     description: str | None = Field(None, max_length=MAX_WELCOME_DESCRIPTION)
     channels: list[WelcomeChannel] = Field(default_factory=list, max_length=MAX_WELCOME_CHANNELS)
 

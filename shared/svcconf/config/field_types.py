@@ -8,7 +8,7 @@ from difflib import get_close_matches
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic_core import InitErrorDetails, PydanticCustomError, PydanticKnownError
 
 from svcconf.config.permissions import MAX_COLOR, MAX_NAME_LENGTH, PERMISSION_BITS, Permission
 from svcconf.config.vocabulary import MAX_EMOJI_LENGTH
@@ -25,6 +25,16 @@ def raise_problems(title: str, problems: list[InitErrorDetails]) -> None:
     # enclosing fields), unlike a ValueError, which collapses into one error at the model.
     if problems:
         raise ValidationError.from_exception_data(title, problems)
+
+
+def json_integer(value: object) -> object:
+    """A before-validator for an integer field, as openapi.json types it (JSON Schema): 47 and 47.0, never true or
+    "47" (pydantic's lax mode took both; its strict mode refuses 47.0). Used as
+    `field_validator(<names>, mode="before")(json_integer)`, which keeps the fields' minimum and maximum in the
+    schema (an Annotated validator inside `int | None` would not)."""
+    if isinstance(value, bool | str | bytes):
+        raise PydanticKnownError("int_type")
+    return value
 
 
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_LENGTH)]

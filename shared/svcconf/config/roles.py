@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Self
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, StrictBool, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from svcconf.config.field_types import Color, ConfigModel, Emoji, Name, ObjectId, PermissionName
@@ -20,7 +20,7 @@ class RoleColors(ConfigModel):
 
     primary: Color
     secondary: Color | None = None
-    holographic: bool = False
+    holographic: StrictBool = False
 
     @model_validator(mode="after")
     def _holographic_set(self) -> Self:
@@ -56,8 +56,8 @@ class Role(ConfigModel):
     id: ObjectId = None
     name: Name
     color: Color = 0
-    hoist: bool = False
-    mentionable: bool = False
+    hoist: StrictBool = False
+    mentionable: StrictBool = False
     permissions: list[PermissionName] = Field(default_factory=list)
     emoji: Emoji | None = Field(None, description="Shown beside the role's name; needs the server feature ROLE_ICONS.")
     colors: RoleColors | None = Field(

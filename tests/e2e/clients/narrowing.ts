@@ -15,8 +15,10 @@ export function describeDeployment(answer: Answer<"deployToChat", 200>): string 
       return `plan: ${answer.plan.length} steps, ${answer.warnings.length} warnings`; // a DryRun
     case "exported":
       return `the live guild: ${answer.config.roles?.length ?? 0} roles`; // an export
-    case "imported":
-      return `template ${answer.source.code}: ${answer.config.name}`; // an import
+    case "imported": // an import: of a native template (its `code`), or of backup data (its `format`)
+      return "code" in answer.source
+        ? `template ${answer.source.code}: ${answer.config.name}`
+        : `${answer.source.format} data: ${answer.config.name}`;
     default:
       return `${answer.kind} ${answer.deployment_id} is ${answer.status}, code ${answer.deployment_code ?? "none"}`;
   }
@@ -26,12 +28,27 @@ export function describeQueued(answer: Answer<"deployToChat", 202>): string {
   return `${answer.kind} queued as ${answer.deployment_id} (${answer.generation.guild_name})`;
 }
 
+// Every answer of 200 by its `action`, with no default: a new answer without its own `action` fails to compile.
 export function backupIds(answer: Answer<"manageBackup", 200>): string[] {
   switch (answer.action) {
     case "list":
       return answer.backups.map((backup) => backup.backup_id);
     case "get":
       return [answer.data.backup_id, ...Object.keys(answer.data.backup_data)];
+    case "delete":
+      return [answer.data.backup_id];
+    case "schedule": // the backup its last run stored, if any
+      return answer.schedule.last_result?.backup_id ? [answer.schedule.last_result.backup_id] : [];
+    case "unschedule": {
+      const none: null = answer.schedule;
+      return none ?? [];
+    }
+    case "diff":
+      return answer.members.map((member) => member.user_id);
+    case "restore":
+      return [answer.plan_id];
+    case "info":
+      return answer.backup_id === null ? [] : [answer.backup_id];
   }
 }
 

@@ -13,11 +13,11 @@ from svc_client.api.servers import get_chat_guilds
 from svc_client.api.sign_in import chat_auth
 from svc_client.models import (
     BackupCreated,
-    BackupList,
+    BackupListWithSchedule,
     ChatAuthRequest,
     ChatIdentity,
     CreateBackupRequest,
-    CreateBackupRequestBackupData,
+    CreateBackupRequestBackupDataType0,
     GuildList,
     ListBackupsRequest,
 )
@@ -32,13 +32,13 @@ def main(base_url: str, user_token: str, bot_token: str, code: str, redirect_uri
     guilds = get_chat_guilds.sync(client=user)
     assert isinstance(guilds, GuildList), guilds
 
-    data = CreateBackupRequestBackupData.from_dict({"roles": [{"name": "Moderator"}], "channels": []})
+    data = CreateBackupRequestBackupDataType0.from_dict({"roles": [{"name": "Moderator"}], "channels": []})
     created = manage_backup.sync(
         client=bot, body=CreateBackupRequest(action="create", guild_id=GUILD_ID, backup_data=data, label="client")
     )
     assert isinstance(created, BackupCreated), created
     listed = manage_backup.sync(client=bot, body=ListBackupsRequest(action="list", guild_id=GUILD_ID))
-    assert isinstance(listed, BackupList), listed
+    assert isinstance(listed, BackupListWithSchedule), listed
 
     identity = chat_auth.sync(
         client=Client(base_url=base_url), body=ChatAuthRequest(code=code, redirect_uri=redirect_uri)
@@ -51,6 +51,7 @@ def main(base_url: str, user_token: str, bot_token: str, code: str, redirect_uri
                 "getChatGuilds": [guild.name for guild in guilds.guilds],
                 "manageBackup.create": {"action": created.action, "backup_id": created.data.backup_id},
                 "manageBackup.list": [backup.backup_id for backup in listed.backups],
+                "manageBackup.list.schedule": listed.schedule,
                 "chatAuth": {"chatUsername": identity.chat_username, "linked": identity.linked},
             }
         )

@@ -16,7 +16,7 @@ import pytest
 from moto import mock_aws
 
 from svcconf.backups import archive
-from svcconf.errors import BackupNotFound, BackupTooLarge, BadRequest
+from svcconf.errors import BackupNotFound, BackupTooLarge, BadRequest, FieldError
 from svcconf.settings import get_settings
 from svcconf.store import blobs
 from svcconf.store.dynamo import dynamodb
@@ -279,6 +279,7 @@ def test_a_large_snapshot_is_kept_in_the_bucket_and_read_back_whole(clock) -> No
 def test_a_small_snapshot_is_kept_inside_its_item(clock) -> None:
     made = archive.create_deployment_snapshot(GUILD, SNAPSHOT, guild_name="Study Hall", label="s")
 
+    assert (made.kind, items()[(GUILD, f"BACKUP#{made.backup_id}")]["kind"]) == ("deployment", "deployment")
     assert blobs.unpack(items()[(GUILD, f"DATA#{made.backup_id}")]["data"]) == SNAPSHOT
     assert made.stored_bytes == len(blobs.pack(blobs.json_bytes(SNAPSHOT)))
     assert (made.channels_count, made.roles_count, made.created_at) == (0, 1, NOON)
@@ -385,10 +386,12 @@ def live(clock: Clock, n: int, *, members: int = 0, big: bool = False) -> archiv
 def test_a_live_backup_is_stored_with_its_kind_digest_members_and_maker(clock) -> None:
     made = live(clock, 0, members=3)
     made.made_by = "1191000000000000101"
+    made.warnings = [FieldError(field="members", message="members' roles were not read", rule="members-not-read")]
 
     created = archive.store_live_backup(made, label="nightly")
 
     summary = items()[(GUILD, f"BACKUP#{created.backup_id}")]
+    assert (summary["guild_name"], created.guild_name, created.warnings) == ("Study Hall", "Study Hall", made.warnings)
     assert (summary["kind"], summary["format"], summary["restorable"], summary["retention"]) == (
         "manual",
         "configuration",

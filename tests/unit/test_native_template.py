@@ -123,6 +123,39 @@ def test_ids_and_bitfields_read_the_same_as_integers_or_strings(spelling):
     assert config == expected
 
 
+def older_serialisation(value: Any) -> Any:
+    """The snapshot as templates made before permissions passed 32 bits keep it: an overwrite's type by name, each
+    bitfield as an integer cut to 32 bits beside its whole string (`<field>_new`)."""
+    if isinstance(value, dict):
+        value = {k: older_serialisation(v) for k, v in value.items()}
+        for field in ("permissions", "allow", "deny"):
+            if field in value:
+                value[f"{field}_new"] = str(value[field])
+                value[field] = int(value[field]) & 0xFFFFFFFF
+        if value.get("type") in (0, 1) and "allow" in value:
+            value["type"] = ("role", "member")[value["type"]]
+        return value
+    if isinstance(value, list):
+        return [older_serialisation(item) for item in value]
+    return value
+
+
+def test_the_older_serialisation_reads_the_same_its_whole_bitfields_not_the_cut_ones():
+    # Given Tutor's role granting a permission past bit 31 (the 32-bit integer loses it), in the older serialisation
+    body = snapshot()
+    body["roles"][2]["permissions"] = to_bitfield(["MANAGE_MESSAGES", "MODERATE_MEMBERS"])
+    body["channels"][2]["permission_overwrites"][1]["allow"] = to_bitfield(["VIEW_CHANNEL", "SEND_POLLS"])
+    expected = template_config(TemplateSnapshot.model_validate(body)).config
+    older = older_serialisation(body)
+    assert older["channels"][0]["permission_overwrites"][0]["type"] == "role"
+    assert older["roles"][2]["permissions"] != int(older["roles"][2]["permissions_new"])  # the cut lost a bit
+
+    config = template_config(TemplateSnapshot.model_validate(older)).config
+
+    assert config == expected
+    assert "MODERATE_MEMBERS" in next(role for role in config.roles if role.name == "Tutor").permissions
+
+
 def test_null_lists_and_flags_read_as_empty_and_false():
     body = snapshot()
     body["channels"][1] |= {"permission_overwrites": None, "nsfw": None}

@@ -3,7 +3,9 @@
 A template's snapshot names its roles and channels by small integer placeholders (@everyone is 0), not
 snowflakes, and its types drift from the description: ids and bitfields come as integers or strings, lists as
 null (the platform's docs and its OpenAPI description disagree). Parsing is lenient like `models.py`: ids and
-bitfields become decimal strings, a missing list is empty.
+bitfields become decimal strings, a missing list is empty. Templates made before the platform's permissions passed
+32 bits keep that older serialisation: an overwrite's `type` as "role" or "member", and each bitfield twice, as
+an integer cut to 32 bits and whole as a string (`permissions_new`, `allow_new`, `deny_new`): the whole one is read.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field
+from pydantic import BeforeValidator, Field, model_validator
 
 from svcconf.chat.models import Bitfield, ChatModel, DefaultReaction, PermissionOverwrite, Snowflake
 
@@ -26,6 +28,23 @@ def _false_if_null(value: Any) -> Any:
 
 Placeholder = Snowflake  # a small integer standing for an object of the snapshot, kept as a decimal string
 NullableList = BeforeValidator(_empty_if_null)
+OVERWRITE_TYPES = {"role": 0, "member": 1}  # the older serialisation's names of an overwrite's type
+
+
+def _whole_bitfields(value: Any, fields: tuple[str, ...]) -> Any:
+    """The older serialisation's whole bitfields (`<field>_new`, strings) in place of its 32-bit integers."""
+    if isinstance(value, dict) and any(f"{field}_new" in value for field in fields):
+        value = {**value, **{field: value[f"{field}_new"] for field in fields if value.get(f"{field}_new") is not None}}
+    return value
+
+
+class TemplateOverwrite(PermissionOverwrite):
+    type: Annotated[int, BeforeValidator(lambda value: OVERWRITE_TYPES.get(value, value))]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_serialisation(cls, value: Any) -> Any:
+        return _whole_bitfields(value, ("allow", "deny"))
 
 
 class TemplateRole(ChatModel):
@@ -37,6 +56,11 @@ class TemplateRole(ChatModel):
     mentionable: bool = False
     icon: str | None = None
     unicode_emoji: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_serialisation(cls, value: Any) -> Any:
+        return _whole_bitfields(value, ("permissions",))
 
 
 class TemplateTag(ChatModel):
@@ -58,7 +82,7 @@ class TemplateChannel(ChatModel):
     nsfw: Annotated[bool, BeforeValidator(_false_if_null)] = False
     rate_limit_per_user: int | None = None
     parent_id: Placeholder | None = None
-    permission_overwrites: Annotated[list[PermissionOverwrite], NullableList] = Field(default_factory=list)
+    permission_overwrites: Annotated[list[TemplateOverwrite], NullableList] = Field(default_factory=list)
     available_tags: Annotated[list[TemplateTag], NullableList] = Field(default_factory=list)
     default_reaction_emoji: DefaultReaction | None = None
     default_thread_rate_limit_per_user: int | None = None

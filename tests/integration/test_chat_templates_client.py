@@ -40,13 +40,23 @@ def test_an_unknown_code_is_unknown_template_a_404(chat_client: ChatClient):
     assert (caught.value.platform_code, caught.value.status) == (10057, 404)
 
 
-def test_a_template_answer_in_a_shape_the_platform_no_longer_gives_is_a_502_naming_the_field(
+def test_a_template_in_the_older_serialisation_reads_its_overwrites_types_by_name(chat_client: ChatClient):
+    template = chat_client.get_template("svcOldGuard")  # overwrites of type "role", bitfields as numbers
+
+    veterans = template.serialized_source_guild.channels[2]
+    assert [(o.id, o.type, o.allow, o.deny) for o in veterans.permission_overwrites] == [
+        ("0", 0, "0", "1024"),
+        ("1", 0, "1024", "0"),
+    ]
+
+
+def test_a_template_answer_in_a_shape_no_platform_release_gives_is_a_502_naming_the_field(
     chat_client: ChatClient, caplog: pytest.LogCaptureFixture
 ):
     caplog.set_level(logging.ERROR, logger="svcconf.chat")
 
     with pytest.raises(ChatUnreadableAnswer) as caught:
-        chat_client.get_template("svcOldGuard")  # overwrites of type "role", bitfields as numbers
+        chat_client.get_template("svcOddShape")  # an overwrite of type "moderator"
 
     field = "serialized_source_guild.channels.2.permission_overwrites.0.type"
     assert (caught.value.status, caught.value.field, caught.value.route) == (502, field, "GET /guilds/templates/{code}")

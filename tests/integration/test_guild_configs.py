@@ -213,8 +213,20 @@ def test_an_unknown_template_is_404(invoke, linked):
     assert "template" in response.body["message"].lower()
 
 
-def test_a_template_answer_the_service_cannot_read_is_a_502_with_the_error_body_never_a_500(invoke, linked):
+def test_a_template_in_the_older_serialisation_imports_with_its_overwrites(invoke, linked):
     response = call(invoke, {"action": "import", "template": "discord.new/svcOldGuard"})
+
+    assert response.status == 200, response.body
+    (hall,) = response.body["config"]["categories"]
+    veterans = next(channel for channel in hall["channels"] if channel["name"] == "veterans")
+    assert veterans["overwrites"] == [
+        {"role": "@everyone", "allow": [], "deny": ["VIEW_CHANNEL"]},
+        {"role": "Veteran", "allow": ["VIEW_CHANNEL"], "deny": []},
+    ]
+
+
+def test_a_template_answer_the_service_cannot_read_is_a_502_with_the_error_body_never_a_500(invoke, linked):
+    response = call(invoke, {"action": "import", "template": "discord.new/svcOddShape"})
 
     assert response.status == 502, response.body
     assert (response.body["error"], response.body["code"]) == ("Error", 502)  # the contract's phrase for a 502

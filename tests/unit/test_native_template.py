@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from svcconf.chat.templates import GuildTemplate, TemplateSnapshot
 from svcconf.config import to_bitfield
@@ -215,3 +216,14 @@ def test_the_template_object_parses_with_its_source():
 
     assert (template.code, template.usage_count) == ("hgM48av5Q69A", 49605)
     assert json.loads(template.serialized_source_guild.model_dump_json())["afk_channel_id"] == "5"
+
+
+@pytest.mark.parametrize("written", [[], {"role": 0}, "moderator", None])
+def test_an_overwrite_type_of_no_known_name_is_a_validation_error_naming_it_never_a_crash(written):
+    body = snapshot()
+    body["channels"][0]["permission_overwrites"][0]["type"] = written
+
+    with pytest.raises(ValidationError) as refused:
+        TemplateSnapshot.model_validate(body)
+
+    assert [error["loc"] for error in refused.value.errors()] == [("channels", 0, "permission_overwrites", 0, "type")]

@@ -38,8 +38,12 @@ def _whole_bitfields(value: Any, fields: tuple[str, ...]) -> Any:
     return value
 
 
+def _overwrite_type(value: Any) -> Any:
+    return OVERWRITE_TYPES.get(value, value) if isinstance(value, str) else value
+
+
 class TemplateOverwrite(PermissionOverwrite):
-    type: Annotated[int, BeforeValidator(lambda value: OVERWRITE_TYPES.get(value, value))]
+    type: Annotated[int, BeforeValidator(_overwrite_type)]
 
     @model_validator(mode="before")
     @classmethod

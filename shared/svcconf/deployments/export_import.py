@@ -117,9 +117,13 @@ def import_data(data: dict[str, object]) -> ImportAnswer:
     reading = read_backup(data)
     if reading.config is None:
         details = [FieldError(field=_under_data(p.field), message=p.message) for p in reading.problems]
-        what = "is in no backup format" if reading.format == "unknown" else f"is a {reading.format} backup"
+        what = (
+            "is in no backup format the service reads"
+            if reading.format == "unknown"
+            else (f"is a {reading.format} backup that cannot be imported")
+        )
         first = details[0] if details else FieldError(field="data", message="cannot be read")
-        raise BadRequest(f"data {what} that cannot be imported: {first.field}: {first.message}", details=details)
+        raise BadRequest(f"data {what}: {first.field}: {first.message}", details=details)
     losses = [LintWarning(field=w.field, rule=w.rule or "unrestorable", message=w.message) for w in reading.warnings]
     return ImportAnswer(
         status="imported",

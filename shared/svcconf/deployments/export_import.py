@@ -120,7 +120,7 @@ def import_data(data: dict[str, object]) -> ImportAnswer:
         what = (
             "is in no backup format the service reads"
             if reading.format == "unknown"
-            else (f"is a {reading.format} backup that cannot be imported")
+            else f"is a {reading.format} backup that cannot be imported"
         )
         first = details[0] if details else FieldError(field="data", message="cannot be read")
         raise BadRequest(f"data {what}: {first.field}: {first.message}", details=details)

@@ -36,7 +36,7 @@ class Scheduled:
         self.queue = WorkerQueue(aws, "BackupQueue")
         self.now = [float(int(datetime.now(UTC).timestamp()))]  # whole seconds, as EventBridge's StartDate
         # The service's clock is the scheduler's: next_run_at, created_at and backup ids follow the test's hours.
-        for module in ("schedules", "scheduled_backup", "archive"):
+        for module in ("schedules", "archive"):
             monkeypatch.setattr(f"svcconf.backups.{module}.utc_now", lambda: datetime.fromtimestamp(self.now[0], UTC))
         sqs = boto3.client("sqs", region_name=LOCAL_REGION)
         self.firer = ScheduleFirer(

@@ -2,12 +2,14 @@
 
 `schedule` stores the guild's schedule (a second replaces the first) and one recurring EventBridge Scheduler
 schedule, named after the guild, that sends `{guild_id, schedule_id}` to the backup queue every `every_hours`
-hours, the first run `every_hours` from now. The backup worker calls `run_scheduled` with that job: it makes a
-backup from the live guild (`scheduled_backup.make_scheduled_backup`), which stores nothing when the content's
-digest equals the newest scheduled backup's, and prunes the guild's scheduled backups to `keep`; the run records
-`last_run_at`, `last_result` and `next_run_at` on the schedule. Its platform requests keep the bot's own pace
-(`own_pace`). A run that cannot read the guild records why and
-keeps the schedule. A job of a schedule since replaced or removed does nothing.
+hours, the first run `every_hours` from now. The backup worker calls `run_scheduled` with that job: it reads the
+live guild exactly as manageBackup `create` without `backup_data` does (`live.read_live_backup`: the configuration
+with ids, owner and administrators, and the members' role assignments unless the schedule says `members: false`,
+when no member list is read), stores nothing when the content's digest (members included) equals the newest
+scheduled backup's, else stores it as a backup of kind "scheduled" and prunes the guild's scheduled backups to
+`keep` (`archive.store_live_backup`); the run records `last_run_at`, `last_result` and `next_run_at` on the
+schedule. Its platform requests keep the bot's own pace (`own_pace`). A run that cannot read the guild records why
+and keeps the schedule. A job of a schedule since replaced or removed does nothing.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from svcconf.backups.archive import BackupList, backup_exists
+from svcconf.backups.archive import BackupList, backup_exists, store_live_backup
+from svcconf.backups.live import read_live_backup
 from svcconf.backups.own_pace import bots_own_work
-from svcconf.backups.scheduled_backup import make_scheduled_backup
+from svcconf.chat import get_chat_client
 from svcconf.chat.errors import ChatError, ChatRateLimited, ChatUnavailable
 from svcconf.clock import utc_now
+from svcconf.deployments.requests import BotNotInGuild
 from svcconf.errors import NotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
@@ -149,28 +153,23 @@ def run_scheduled(job: BackupJob) -> RunResult | None:
         newest = None  # deleted since: nothing to be equal to
     try:
         with bots_own_work(job.guild_id):
-            made = make_scheduled_backup(
-                job.guild_id,
-                members=schedule.members,
-                user_id=schedule.user_id,
-                label=schedule.label,
-                keep=schedule.keep,
-                unless_digest=newest.digest if newest else None,
-            )
-    except ChatError as error:
-        result = RunResult(outcome="failed", detail=f"The guild could not be read: {error.message}")
+            made = read_live_backup(get_chat_client(), job.guild_id, user_id=schedule.user_id, members=schedule.members)
+    except (ChatError, BotNotInGuild) as error:
+        why = "the service's bot is not in it" if isinstance(error, BotNotInGuild) else error.message
+        result = RunResult(outcome="failed", detail=f"The guild could not be read: {why}")
         _record(repository, schedule, result)
         metrics.add_metric(name="ScheduledBackupFailed", unit="Count", value=1)
         if isinstance(error, ChatUnavailable | ChatRateLimited):
             raise
         return result
-    if made.stored and made.backup_id:
-        repository.set_newest(job.guild_id, NewestScheduled(backup_id=made.backup_id, digest=made.digest))
-        result = RunResult(outcome="stored", backup_id=made.backup_id, pruned=made.pruned)
-        metrics.add_metric(name="ScheduledBackupStored", unit="Count", value=1)
-    else:
-        result = RunResult(outcome="unchanged", backup_id=newest.backup_id if newest else None)
+    if newest is not None and made.digest == newest.digest:
+        result = RunResult(outcome="unchanged", backup_id=newest.backup_id)
         metrics.add_metric(name="ScheduledBackupUnchanged", unit="Count", value=1)
+    else:
+        stored = store_live_backup(made, label=schedule.label, kind="scheduled", keep=schedule.keep)
+        repository.set_newest(job.guild_id, NewestScheduled(backup_id=stored.backup_id, digest=made.digest))
+        result = RunResult(outcome="stored", backup_id=stored.backup_id, pruned=stored.pruned)
+        metrics.add_metric(name="ScheduledBackupStored", unit="Count", value=1)
     _record(repository, schedule, result)
     return result
 

@@ -67,11 +67,10 @@ class MemberCalls(ChatTransport):
 
     member_page_size = MEMBER_PAGE_SIZE
 
-    def member_pages(self, guild_id: str) -> Iterator[list[GuildMember]]:
-        """The guild's members a page at a time, ascending by user id (`after` = the last page's highest id), until a
-        page comes back shorter than asked. Needs the privileged GUILD_MEMBERS intent: without it `MissingAccess`
-        (403 50001); the bot not in the guild: `UnknownGuild`."""
-        after = "0"
+    def member_pages(self, guild_id: str, after: str = "0") -> Iterator[list[GuildMember]]:
+        """The guild's members whose user id is above `after`, a page at a time, ascending by user id (`after` = the
+        last page's highest id), until a page comes back shorter than asked. Needs the privileged GUILD_MEMBERS
+        intent: without it `MissingAccess` (403 50001); the bot not in the guild: `UnknownGuild`."""
         while True:
             route = Route("GET", "/guilds/{guild_id}/members", guild_id=guild_id)
             params = {"limit": str(self.member_page_size), "after": after}

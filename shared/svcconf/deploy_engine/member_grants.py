@@ -2,12 +2,14 @@
 
 The backup names each member's roles by the ids its configuration holds; a role is found in the guild through the
 restore's plan (the key of the configured role -> the id it matched or the id the restore created). For each member
-of the backup, in user-id order, the member is read (gone: `left_server`), and each role they lack is granted with
-one `PUT /guilds/{id}/members/{user}/roles/{role}` at the platform's pace (its own bucket: the client waits on its
-headers; a long wait re-queues the deployment). Only roles strictly below the caller's highest and the bot's, by
-a caller holding MANAGE_ROLES (`grant_refusals`, checked before anything is queued); a role that carries a
-dangerous permission only with `acknowledge: ["member-dangerous-role"]`. Progress is a cursor over the members, so
-a resumed run goes on where the last checkpoint left it (a member re-read holds what was granted: nothing twice).
+of the backup, in user-id order, what they hold is taken from the member list, read page by page along the walk
+(`member_reads.HeldRoles`: one list per plan or run; not in it: `left_server`; the list refused: each member read
+alone), and each role they lack is granted with one `PUT /guilds/{id}/members/{user}/roles/{role}` at the
+platform's pace (its own bucket: the client waits on its headers; a long wait re-queues the deployment). Only roles
+strictly below the caller's highest and the bot's, by a caller holding MANAGE_ROLES (`grant_refusals`, checked
+before anything is queued); a role that carries a dangerous permission only with
+`acknowledge: ["member-dangerous-role"]`. Progress is a cursor over the members, so a resumed run goes on where the
+last checkpoint left it, reading the list again from that member on (it holds what was granted: nothing twice).
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from pydantic import BaseModel, Field
 
 from svcconf.chat import ChatClient, MissingPermissions, UnknownMember, UnknownRole
 from svcconf.config import ServerConfig
-from svcconf.config.lint import DANGEROUS_PERMISSIONS
+from svcconf.config.lint import DANGEROUS_PERMISSIONS, LintWarning
 from svcconf.deploy_engine.live import LiveGuild
+from svcconf.deploy_engine.member_reads import HeldRoles
 from svcconf.deploy_engine.steps import role_key
 from svcconf.errors import FieldError
 
@@ -124,24 +127,21 @@ def dangerous_refusals(wants: list[MemberWants]) -> list[FieldError]:
     ]
 
 
-def _held(client: ChatClient, guild_id: str, user_id: str) -> set[str] | None:
-    try:
-        return set(client.get_guild_member(guild_id, user_id).roles)
-    except UnknownMember:
-        return None
-
-
 def _missing(want: MemberWants, held: set[str], ids: Mapping[str, str]) -> Iterator[WantedRole]:
     for role in want.roles:
         if ids.get(role.key) not in held:
             yield role
 
 
-def plan_members(client: ChatClient, live: LiveGuild, wants: list[MemberWants], ids: Mapping[str, str]) -> MembersPlan:
-    """The dry run's members: each member read now (the roles the restore creates are lacked by everyone)."""
+def plan_members(
+    client: ChatClient, live: LiveGuild, wants: list[MemberWants], ids: Mapping[str, str]
+) -> tuple[MembersPlan, list[LintWarning]]:
+    """The dry run's members as the member list holds them now (the roles the restore creates are lacked by
+    everyone), and its warning when the list was refused and each member was read alone."""
     plan = MembersPlan()
+    reads = HeldRoles(client, live.id)
     for want in wants:
-        held = _held(client, live.id, want.user_id)
+        held = reads.of(want.user_id)
         if held is None:
             plan.left_server += 1
             continue
@@ -149,7 +149,7 @@ def plan_members(client: ChatClient, live: LiveGuild, wants: list[MemberWants], 
             plan.planned += 1
             if role.dangerous:
                 plan.dangerous.append(DangerousGrant(user_id=want.user_id, role=role.name))
-    return plan
+    return plan, reads.warnings()
 
 
 @dataclass
@@ -173,13 +173,15 @@ def grant_members(
     has_time: Callable[[], bool],
     reason: str,
 ) -> bool:
-    """Grants from `progress.cursor` on, appending each grant to `made`; False when time ran out first."""
+    """Grants from `progress.cursor` on, appending each grant to `made`; False when time ran out first. What each
+    member holds comes from the member list, read from the cursor's member on (`HeldRoles`)."""
     since = 0
+    reads = HeldRoles(client, guild_id)
     try:
         while progress.cursor < len(wants):
             if not has_time():
                 return False
-            _grant_one(client, guild_id, wants[progress.cursor], ids, progress, made, reason)
+            _grant_one(client, guild_id, wants[progress.cursor], ids, progress, made, reason, reads)
             progress.cursor += 1
             since += 1
             if since >= CHECKPOINT_MEMBERS:
@@ -198,8 +200,9 @@ def _grant_one(
     progress: GrantProgress,
     made: list[tuple[str, str]],
     reason: str,
+    reads: HeldRoles,
 ) -> None:
-    held = _held(client, guild_id, want.user_id)
+    held = reads.of(want.user_id)
     if held is None:
         progress.left_server += 1
         return
@@ -221,3 +224,4 @@ def _grant_one(
         progress.planned += 1
         progress.granted += 1
         made.append((want.user_id, role_id))
+        held.add(role_id)  # the list's set: the same member listed twice in the backup is not granted it again

@@ -245,13 +245,13 @@ def restore(record_user_id: str, chat_user_id: str, asked: RestoreAsked) -> DryR
     plan, seen, config = checked.plan, checked.seen, checked.config
     config_now = translated(config, seen.live)
     if asked.dry_run:
-        members = plan_members(get_chat_client(), seen.live, checked.wants, plan.ids)
+        members, read_alone = plan_members(get_chat_client(), seen.live, checked.wants, plan.ids)
         quota = creation_quota.quota_warnings(asked.guild_id, plan, utc_now())
         return RestorePlanned(
             steps=planned_steps(plan),
             plan=plan.items,
             plan_id=plan.plan_id,
-            warnings=[*quota, *plan_warnings(plan), *lint_config(config_now), *seen.hidden_warnings()],
+            warnings=[*quota, *plan_warnings(plan), *lint_config(config_now), *seen.hidden_warnings(), *read_alone],
             members=members,
         )
     caller_rights.require_acknowledged(config_now, asked.acknowledge, seen.live, plan.ids)

@@ -10,6 +10,7 @@ from svcconf.backups import archive
 from svcconf.backups.formats import read_backup
 from svcconf.chat import ChatClient, MissingPermissions, UnknownMember, UnknownRole
 from svcconf.deploy_engine.member_grants import GrantProgress, grant_members, wanted_roles
+from svcconf.deploy_engine.member_reads import HeldRoles
 from svcconf.deploy_engine.steps import DeploymentPlan
 from svcconf.deployments.common import deployment_repository
 from svcconf.store import restore_journal
@@ -55,12 +56,14 @@ def take_back_grants(
 ) -> bool:
     """The rollback of a restore, after its plan: each grant the restore made is taken back where the member still
     holds that role (one they lost since, or a role gone, is left as it is), from the record's cursor on, member
-    by member; False when time ran out first."""
+    by member in user-id order, what they hold read from the member list (`HeldRoles`); False when time ran out
+    first."""
     grants = restore_journal.read_grants(target)
     by_member: dict[str, list[str]] = {}
     for user_id, role_id in grants:
         by_member.setdefault(user_id, []).append(role_id)
-    members = sorted(by_member)
+    members = sorted(by_member, key=int)  # the list's order (a grant's user id is a snowflake)
+    reads = HeldRoles(client, record.guild_id)
     fresh = deployment_repository().get(record.user_id, record.project_id, record.deployment_id) or record
     counts = fresh.steps.members or MemberCounts(planned=len(grants))
     cursor = fresh.members_cursor
@@ -70,9 +73,8 @@ def take_back_grants(
             if not has_time():
                 return False
             user_id = members[cursor]
-            try:
-                held = set(client.get_guild_member(record.guild_id, user_id).roles)
-            except UnknownMember:
+            held = reads.of(user_id)
+            if held is None:
                 counts.left_server += 1
                 held = set()
             for role_id in by_member[user_id]:

@@ -24,6 +24,9 @@ from svcconf.settings import get_settings
 from tests.helpers.deploy_worker import QUIET, WorkerContext, WorkerQueue, sqs_record
 
 DEMO = "1191000000000001001"  # the bot is in it with MANAGE_ROLES
+BOB, CAROL = "1191000000000000102", "1191000000000000103"  # members of DEMO: Bob a Moderator, Carol a Member
+MODERATOR, MEMBER = "1191000000000002012", "1191000000000002013"
+MEMBER_LIST = "/guilds/{guild_id}/members"  # the paged member list's route in the sandbox's request log
 HOUR = 3600.0
 
 
@@ -312,3 +315,95 @@ def test_a_run_reads_the_platform_at_the_guilds_own_share_inside_the_users_share
     # One request a second of the guild's own share: as many seconds as requests, each holding one.
     assert sorted(own.values()) == [1] * sent, own
     assert sum(users.values()) == sent  # and each in the users' share of the bot's rate
+
+
+def backup_of(invoke: Callable[..., Any], backup_id: str) -> dict[str, Any]:
+    fetched = invoke("manageBackup", {"action": "get", "backup_id": backup_id, "guild_id": DEMO})
+    assert fetched.status == 200, fetched.body
+    return fetched.body["data"]
+
+
+def test_a_scheduled_backup_holds_what_a_manual_one_holds_members_owner_and_administrators(invoke, scheduled, platform):
+    schedule(invoke, every_hours=6, keep=3, user_id="1191000000000000101")  # Alice, the owner
+    platform.clear_log()
+
+    scheduled.after(6)
+    run = listed(invoke)["schedule"]["last_result"]
+    member_reads = platform.requests("GET", MEMBER_LIST)
+    manual = invoke("manageBackup", {"action": "create", "guild_id": DEMO, "user_id": "1191000000000000101"})
+
+    assert run["outcome"] == "stored", run
+    made = backup_of(invoke, run["backup_id"])
+    data = made["backup_data"]
+    # the members' roles the guild's configuration holds (the bot's managed role is not one), from one page
+    assert data["members"] == [{"user_id": BOB, "roles": [MODERATOR]}, {"user_id": CAROL, "roles": [MEMBER]}]
+    assert [entry["query"] for entry in member_reads] == ["limit=1000&after=0"]
+    assert data["owner_id"] == platform.guild(DEMO)["owner_id"]
+    assert data["administrator_ids"] == []
+    assert (made["kind"], made["format"], made["restorable"]) == ("scheduled", "configuration", True)
+    assert (made["members_count"], made["made_by"]) == (2, "1191000000000000101")
+    # the same content, and so the same digest, as manageBackup `create` reading the guild now
+    assert manual.status == 201, manual.body
+    assert backup_of(invoke, manual.body["data"]["backup_id"])["backup_data"] == data
+    assert made["digest"] == manual.body["data"]["digest"]
+
+
+def test_a_member_who_lost_a_role_makes_the_next_run_store_a_backup(invoke, scheduled, platform):
+    schedule(invoke, every_hours=6, keep=3)
+    scheduled.after(6)
+    first = listed(invoke)["schedule"]["last_result"]
+    scheduled.after(6)
+    unchanged = listed(invoke)["schedule"]["last_result"]
+
+    get_chat_client().remove_member_role(DEMO, CAROL, MEMBER)  # someone takes Carol's role, through the platform
+    scheduled.after(6)
+    changed = listed(invoke)["schedule"]["last_result"]
+
+    assert (first["outcome"], unchanged["outcome"], changed["outcome"]) == ("stored", "unchanged", "stored")
+    assert [item["backup_id"] for item in scheduled_backups()] == [changed["backup_id"], first["backup_id"]]
+    before, after = backup_of(invoke, first["backup_id"]), backup_of(invoke, changed["backup_id"])
+    assert before["backup_data"]["members"] == [
+        {"user_id": BOB, "roles": [MODERATOR]},
+        {"user_id": CAROL, "roles": [MEMBER]},
+    ]
+    assert after["backup_data"]["members"] == [{"user_id": BOB, "roles": [MODERATOR]}]
+    assert {k: v for k, v in after["backup_data"].items() if k != "members"} == {
+        k: v for k, v in before["backup_data"].items() if k != "members"
+    }  # nothing else changed: the members made the digest differ
+    assert after["digest"] != before["digest"]
+
+
+def test_members_false_reads_no_member_list_and_a_members_change_stores_nothing(invoke, scheduled, platform):
+    schedule(invoke, every_hours=6, keep=3, members=False)
+    platform.clear_log()
+    scheduled.after(6)
+    first = listed(invoke)["schedule"]["last_result"]
+    reads = [entry["route"] for entry in platform.request_log if entry["method"] == "GET"]
+
+    get_chat_client().remove_member_role(DEMO, CAROL, MEMBER)
+    scheduled.after(6)
+    second = listed(invoke)["schedule"]["last_result"]
+
+    assert first["outcome"] == "stored", first
+    assert MEMBER_LIST not in reads, reads
+    assert reads  # the guild was read: its roles, channels, the bot's membership
+    made = backup_of(invoke, first["backup_id"])
+    assert "members" not in made["backup_data"]
+    assert made["members_count"] is None
+    assert made["backup_data"]["owner_id"] == platform.guild(DEMO)["owner_id"]
+    assert second == {"outcome": "unchanged", "backup_id": first["backup_id"], "pruned": [], "detail": None}
+    assert platform.requests("GET", MEMBER_LIST) == []
+
+
+def test_a_run_without_the_member_access_stores_the_backup_without_members_and_says_so(invoke, scheduled, platform):
+    platform.configure(guild_members_intent_denied=[DEMO])
+    schedule(invoke, every_hours=6, keep=3)
+
+    scheduled.after(6)
+    run = listed(invoke)["schedule"]["last_result"]
+
+    assert run["outcome"] == "stored", run
+    made = backup_of(invoke, run["backup_id"])
+    assert "members" not in made["backup_data"]
+    assert made["members_count"] is None
+    assert run["detail"].startswith("members: made without members' roles: the bot lacks the platform's privileged")

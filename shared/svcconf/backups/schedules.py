@@ -168,7 +168,8 @@ def run_scheduled(job: BackupJob) -> RunResult | None:
     else:
         stored = store_live_backup(made, label=schedule.label, kind="scheduled", keep=schedule.keep)
         repository.set_newest(job.guild_id, NewestScheduled(backup_id=stored.backup_id, digest=made.digest))
-        result = RunResult(outcome="stored", backup_id=stored.backup_id, pruned=stored.pruned)
+        detail = "; ".join(f"{w.field}: {w.message}" for w in made.warnings) or None  # what create would warn
+        result = RunResult(outcome="stored", backup_id=stored.backup_id, pruned=stored.pruned, detail=detail)
         metrics.add_metric(name="ScheduledBackupStored", unit="Count", value=1)
     _record(repository, schedule, result)
     return result

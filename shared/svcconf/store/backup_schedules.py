@@ -31,7 +31,9 @@ class RunResult(BaseModel):
     )
     backup_id: str | None = Field(None, description="stored: the new backup; unchanged: the newest one it equals.")
     pruned: list[str] = Field(default_factory=list, description="Scheduled backups removed to keep `keep`.")
-    detail: str | None = Field(None, description="failed: why.")
+    detail: str | None = Field(
+        None, description="failed: why; stored: what the backup could not hold (members not read), else null."
+    )
 
 
 class BackupSchedule(BaseModel):

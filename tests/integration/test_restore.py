@@ -16,6 +16,7 @@ from tests.helpers.rollbacks import BASE, call, finished
 
 MEMBERS = {f"11910000000000009{n:02d}": name for n, name in enumerate(("Mods", "Crew", "Crew", "Guests", "Crew"))}
 GONE_MEMBER = "1191000000000000999"  # in the backup, no longer in the server
+MEMBER_LIST, ONE_MEMBER = "/guilds/{guild_id}/members", "/guilds/{guild_id}/members/{user_id}"  # the sandbox's log
 
 
 @pytest.fixture
@@ -70,6 +71,16 @@ def held(platform: Any) -> dict[str, list[str]]:
     return {user_id: sorted(names[r] for r in guild["members"][user_id]["roles"]) for user_id in MEMBERS}
 
 
+def member_reads(platform: Any) -> tuple[list[str], list[str]]:
+    """The member list's pages read (their `after`) and the backup's members read alone, from the request log."""
+    pages = [entry["query"] for entry in platform.requests("GET", MEMBER_LIST)]
+    backup_members = {*MEMBERS, GONE_MEMBER}
+    alone = [e["path"].rsplit("/", 1)[1] for e in platform.requests("GET", ONE_MEMBER)]
+    return [dict(part.split("=") for part in query.split("&"))["after"] for query in pages], [
+        user_id for user_id in alone if user_id in backup_members
+    ]
+
+
 def restore_body(backup_id: str, **extra: Any) -> dict[str, Any]:
     return {"action": "restore", "backup_id": backup_id, "guild_id": BUILD_GUILD, "user_id": ALICE, **extra}
 
@@ -108,6 +119,10 @@ def test_a_restore_through_the_bot_brings_back_the_guild_and_the_members_roles(i
     assert planned.body["members"]["left_server"] == 1
     assert planned.body["members"]["dangerous"] == [{"user_id": next(iter(MEMBERS)), "role": "Mods"}]
     assert writes(platform) == []
+    # the members' roles from one page of the list, starting just below the backup's first member: no member alone
+    first_below = str(int(min(MEMBERS)) - 1)
+    assert member_reads(platform) == ([first_below], [])
+    assert "members-read-one-by-one" not in {w["rule"] for w in planned.body["warnings"]}
 
     refused = bot(invoke, restore_body(backup_id))
     assert refused.status == 409, refused.body
@@ -116,7 +131,9 @@ def test_a_restore_through_the_bot_brings_back_the_guild_and_the_members_roles(i
     queued = bot(invoke, restore_body(backup_id, acknowledge=["member-dangerous-role"]))
     assert queued.status == 202, queued.body
     assert (queued.body["kind"], queued.body["status"]) == ("restore", "queued")
+    platform.clear_log()
     DeployQueue(aws).drain()
+    assert member_reads(platform) == ([first_below], [])  # the run's grants read one page too
     info = bot(invoke, {"action": "info", "deployment_id": queued.body["deployment_id"]})
 
     assert info.status == 200, info.body
@@ -293,7 +310,49 @@ def test_member_grants_resume_across_invocations_without_granting_twice(invoke, 
     assert info["steps"]["members"] == {"planned": 5, "granted": 5, "left_server": 1, "failed": 0, "removed": 0}
     grants = [e for e in platform.request_log if e["method"] == "PUT" and "/members/" in e["route"]]
     assert len(grants) == 5
+    assert len({(e["path"]) for e in grants}) == 5  # no grant twice
     assert held(platform) == {u: [r] for u, r in MEMBERS.items()}
+    # each invocation that granted read the list again, from its cursor's member on; no member was read alone
+    pages, alone = member_reads(platform)
+    assert alone == []
+    assert len(pages) >= 2, pages
+    assert pages[0] == str(int(min(MEMBERS)) - 1)
+    assert pages == sorted(pages, key=int), pages  # each from where the last invocation stopped
+    assert int(pages[-1]) > int(pages[0]), pages
+
+
+def test_without_the_member_access_the_members_are_read_alone_and_the_dry_run_says_so(invoke, platform, backed_up, aws):
+    backup_id, _ = backed_up
+    nuke(platform)
+    platform.configure(guild_members_intent_denied=[BUILD_GUILD])
+    platform.clear_log()
+
+    planned = bot(invoke, restore_body(backup_id, dry_run=True))
+
+    assert planned.status == 200, planned.body
+    assert planned.body["members"] == {
+        "planned": 5,
+        "left_server": 1,
+        "dangerous": [{"user_id": next(iter(MEMBERS)), "role": "Mods"}],
+    }
+    [warning] = [w for w in planned.body["warnings"] if w["rule"] == "members-read-one-by-one"]
+    assert warning["field"] == "members"
+    assert "6 member(s) were read one request each" in warning["message"]
+    pages, alone = member_reads(platform)
+    assert len(pages) == 1  # asked once, refused (403 50001)
+    assert alone == sorted({*MEMBERS, GONE_MEMBER}, key=int)
+
+    platform.clear_log()
+    queued = bot(invoke, restore_body(backup_id, acknowledge=["member-dangerous-role"]))
+    assert queued.status == 202, queued.body
+    DeployQueue(aws).drain()
+    info = bot(invoke, {"action": "info", "deployment_id": queued.body["deployment_id"]}).body
+
+    assert info["status"] == "succeeded", info
+    assert info["steps"]["members"] == {"planned": 5, "granted": 5, "left_server": 1, "failed": 0, "removed": 0}
+    assert held(platform) == {u: [r] for u, r in MEMBERS.items()}
+    pages, alone = member_reads(platform)
+    assert (len(pages), alone) == (1, sorted({*MEMBERS, GONE_MEMBER}, key=int))
 
 
 def test_a_copy_into_another_guild_needs_the_source_guilds_manager_or_its_recorded_owner_or_administrators(

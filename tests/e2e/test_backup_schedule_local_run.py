@@ -1,6 +1,6 @@
 """A guild's backup schedule through `make run`: the bot schedules it, the sandbox's clock moves, the runner's
-scheduler fires it and the backup worker runs it: twice with no change between, one backup; a change, a second;
-`keep` honoured; unschedule stops it."""
+scheduler fires it and the backup worker runs it: twice with no change between, one backup holding the members'
+roles; a member who lost a role, a second; a change, a third; `keep` honoured; unschedule stops it."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from tests.helpers.local_service import LocalService, running
 pytestmark = pytest.mark.e2e
 
 DEMO = "1191000000000001001"
+BOB, CAROL = "1191000000000000102", "1191000000000000103"  # DEMO's Moderator and Member
+MODERATOR, MEMBER = "1191000000000002012", "1191000000000002013"
 HOUR = 3600
 
 
@@ -60,6 +62,18 @@ def second_actor_adds_a_role(service: LocalService, name: str) -> None:
     assert created.status_code == 200, created.text
 
 
+def second_actor_takes_a_members_role(service: LocalService, user_id: str, role_id: str) -> None:
+    bot = {"Authorization": f"Bot {service.state['bot_token']}"}
+    url = f"{service.state['chat_api_base_url']}/guilds/{DEMO}/members/{user_id}/roles/{role_id}"
+    taken = requests.delete(url, headers=bot, timeout=30)
+    assert taken.status_code == 204, taken.text
+
+
+def members_of(service: LocalService, backup_id: str) -> list[dict[str, Any]]:
+    fetched = manage(service, {"action": "get", "backup_id": backup_id, "guild_id": DEMO})
+    return fetched["data"]["backup_data"]["members"]
+
+
 def test_a_schedule_fired_by_the_runner_twice_with_no_change_makes_one_backup_and_keeps_keep(
     service: LocalService,
 ) -> None:
@@ -77,9 +91,19 @@ def test_a_schedule_fired_by_the_runner_twice_with_no_change_makes_one_backup_an
     assert second["last_result"]["backup_id"] == first["last_result"]["backup_id"]
     backups = manage(service, {"action": "list", "guild_id": DEMO})["backups"]
     assert [b["backup_id"] for b in backups] == [first["last_result"]["backup_id"]], "one backup, not two"
+    assert backups[0]["kind"] == "scheduled"
+    made = members_of(service, first["last_result"]["backup_id"])
+    assert made == [{"user_id": BOB, "roles": [MODERATOR]}, {"user_id": CAROL, "roles": [MEMBER]}]
+
+    second_actor_takes_a_members_role(service, CAROL, MEMBER)
+    later(service, 1)
+    third = next_result(service, second["last_run_at"])
+    print(f"run 3, after Carol lost Member: {third['last_result']}")
+    assert third["last_result"]["outcome"] == "stored", "a member's lost role is a change"
+    assert members_of(service, third["last_result"]["backup_id"]) == [{"user_id": BOB, "roles": [MODERATOR]}]
 
     results = []
-    last = second["last_run_at"]
+    last = third["last_run_at"]
     for n in range(3):
         second_actor_adds_a_role(service, f"Shift {n}")
         later(service, 1)
@@ -87,7 +111,7 @@ def test_a_schedule_fired_by_the_runner_twice_with_no_change_makes_one_backup_an
         results.append(ran["last_result"])
         last = ran["last_run_at"]
 
-    print("runs 3-5: " + ", ".join(f"{r['outcome']} pruned {r['pruned']}" for r in results))
+    print("runs 4-6: " + ", ".join(f"{r['outcome']} pruned {r['pruned']}" for r in results))
     assert [r["outcome"] for r in results] == ["stored"] * 3
     listed = manage(service, {"action": "list", "guild_id": DEMO})["backups"]
     assert [b["backup_id"] for b in listed] == [results[2]["backup_id"], results[1]["backup_id"]], "keep: 2"

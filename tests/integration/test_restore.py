@@ -263,11 +263,13 @@ def test_the_rollback_of_a_restore_takes_back_the_grants_it_made(invoke, platfor
 
     rolled = call(invoke, {"action": "rollback", "project_id": f"restore-{backup_id}"})
     assert rolled.status == 202, rolled.body
+    platform.clear_log()
     DeployQueue(aws).drain()
     info = call(invoke, {"action": "info", "project_id": f"restore-{backup_id}"}).body
 
     assert (info["kind"], info["status"]) == ("rollback", "succeeded"), info
     assert info["steps"]["members"]["removed"] == 3  # Mods and two Crews; Guests went with its role
+    assert member_reads(platform) == ([str(int(min(MEMBERS)) - 1)], [])  # the granted members from one page
     assert held(platform) == {u: [] for u in MEMBERS}
     assert sorted(role["name"] for role in platform.guilds[BUILD_GUILD]["roles"].values()) == nuked_roles
 

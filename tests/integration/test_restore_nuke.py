@@ -182,11 +182,19 @@ def test_the_nuke_is_diffed_exactly_and_restored_with_every_members_roles(invoke
     requests = Counter(f"{method} {route}" for method, route in writes(platform))
     grants = requests["PUT /guilds/{guild_id}/members/{user_id}/roles/{role_id}"]
     least = len(done["roles"]) + len(done["channels"]) + len(done["renamed"]) + len(done["renamed_roles"]) + lacking
+    pages = platform.requests("GET", "/guilds/{guild_id}/members")
+    alone = [
+        e
+        for e in platform.requests("GET", "/guilds/{guild_id}/members/{user_id}")
+        if e["path"].rsplit("/", 1)[1] in held_before
+    ]
     print(
         f"\nnuke restored: wall {wall:.1f} s; platform writes {sum(requests.values())} against a minimum of {least} "
-        f"({dict(requests)}); {grants} grants, {grants / wall:.1f} grants/s over the whole restore"
+        f"({dict(requests)}); {grants} grants, {grants / wall:.1f} grants/s over the whole restore; members read "
+        f"from {len(pages)} page(s) of the list, {len(alone)} alone"
     )
     assert grants == lacking
+    assert (len(pages), alone) == (1, [])  # 200 members: one page, no member read alone
 
     # Then a restored channel renamed by someone comes back by a rename, nothing created
     with platform.lock:

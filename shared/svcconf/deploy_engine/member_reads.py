@@ -52,7 +52,7 @@ class HeldRoles:
     def _listed(self, wanted: int) -> set[str] | None:
         while wanted > self._top and not self._listed_all:
             if self._pages is None:
-                self._pages = self._client.member_pages(self._guild_id, after=str(wanted - 1))
+                self._pages = self._client.member_pages(self._guild_id, after=str(max(wanted - 1, 0)))
             page = next(self._pages, None)
             if page is None:
                 self._listed_all = True

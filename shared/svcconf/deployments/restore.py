@@ -29,7 +29,7 @@ from svcconf.clock import utc_now
 from svcconf.config import ServerConfig
 from svcconf.config.lint import lint_config
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
-from svcconf.deploy_engine.matching import config_channel_key, with_ids
+from svcconf.deploy_engine.matching import configured_ids, with_ids
 from svcconf.deploy_engine.member_grants import (
     MEMBER_DANGEROUS_RULE,
     MemberWants,
@@ -42,8 +42,6 @@ from svcconf.deploy_engine.member_grants import (
 from svcconf.deploy_engine.preflight import preflight_problems
 from svcconf.deploy_engine.steps import (
     DeploymentPlan,
-    category_key,
-    role_key,
 )
 from svcconf.deployments import quota as creation_quota
 from svcconf.deployments.answers import DeploymentView, DryRun, view
@@ -308,18 +306,8 @@ def restored_keys(record: DeploymentRecord) -> dict[str, str]:
     if record.configuration is None:
         return {}
     config = ServerConfig.model_validate(record.configuration)
-    configured = _configured_ids(config)
+    configured = configured_ids(config)
     return {configured[key]: new for key, new in record.journal_created.items() if configured.get(key)}
-
-
-def _configured_ids(config: ServerConfig) -> dict[str, str]:
-    ids = {role_key(role.name): role.id for role in config.roles if role.id}
-    for category in config.categories:
-        if category.id:
-            ids[category_key(category.name)] = category.id
-        ids |= {config_channel_key(category.name, c): c.id for c in category.channels if c.id}
-    ids |= {config_channel_key(None, c): c.id for c in config.channels if c.id}
-    return ids
 
 
 # ---------------------------------------------------------------- the worker's side (its grants: restore_members.py)

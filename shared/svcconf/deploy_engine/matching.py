@@ -129,14 +129,3 @@ def with_ids(config: ServerConfig, ids: dict[str, str]) -> ServerConfig:
         for channel in config.channels
     ]
     return config.model_copy(update={"roles": roles, "categories": categories, "channels": channels})
-
-
-def configured_ids(config: ServerConfig) -> dict[str, str]:
-    """Configuration key -> the id the configuration gives it (the reverse of `with_ids`), for objects with one."""
-    ids = {role_key(role.name): role.id for role in config.roles if role.id}
-    for category in config.categories:
-        if category.id:
-            ids[category_key(category.name)] = category.id
-        ids |= {config_channel_key(category.name, c): c.id for c in category.channels if c.id}
-    ids |= {config_channel_key(None, c): c.id for c in config.channels if c.id}
-    return ids

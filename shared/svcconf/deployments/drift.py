@@ -22,9 +22,10 @@ from svcconf.api.auth import BearerUser
 from svcconf.chat import ChatClient, MissingPermissions, UnknownGuild, get_chat_client
 from svcconf.chat.members import AUDIT_LOG_PAGE_SIZE
 from svcconf.config import PERMISSION_BITS, ServerConfig
+from svcconf.deploy_engine.id_map import configured_ids
 from svcconf.deploy_engine.journal import epoch_ms, snowflake_time_ms
 from svcconf.deploy_engine.live import read_live_guild
-from svcconf.deploy_engine.matching import configured_ids, with_ids
+from svcconf.deploy_engine.matching import with_ids
 from svcconf.deploy_engine.plan import plan_deployment
 from svcconf.deploy_engine.steps import PlanItem
 from svcconf.deployments.common import deployment_repository

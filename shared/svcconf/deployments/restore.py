@@ -28,8 +28,9 @@ from svcconf.chat import UnknownGuild, get_chat_client
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig
 from svcconf.config.lint import lint_config
+from svcconf.deploy_engine.id_map import configured_ids
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
-from svcconf.deploy_engine.matching import configured_ids, with_ids
+from svcconf.deploy_engine.matching import with_ids
 from svcconf.deploy_engine.member_grants import (
     MEMBER_DANGEROUS_RULE,
     MemberWants,
@@ -45,7 +46,7 @@ from svcconf.deploy_engine.steps import (
 )
 from svcconf.deployments import quota as creation_quota
 from svcconf.deployments.answers import DeploymentView, DryRun, view
-from svcconf.deployments.common import deployment_repository, planned_steps
+from svcconf.deployments.common import planned_steps
 from svcconf.deployments.ids import translated
 from svcconf.deployments.queueing import new_deployment_id, queue_deployment
 from svcconf.deployments.requests import (
@@ -58,7 +59,7 @@ from svcconf.deployments.requests import (
 from svcconf.deployments.restore_parts import PARTS, Part, restore_plan
 from svcconf.errors import Conflict, Forbidden, NotFound
 from svcconf.observability import metrics
-from svcconf.store import id_map, restore_journal
+from svcconf.store import id_map
 from svcconf.store.deployment_items import DeploymentRecord, RestoreSource
 
 
@@ -283,22 +284,8 @@ def restore(record_user_id: str, chat_user_id: str, asked: RestoreAsked) -> DryR
     )
     quota = creation_quota.quota_warnings(asked.guild_id, plan, now)
     queue_deployment(record)
-    restore_journal.point_to(record)
     metrics.add_metric(name="RestoreQueued", unit="Count", value=1)
     return view(record).model_copy(update={"warnings": [*quota, *lint_config(config_now), *seen.hidden_warnings()]})
-
-
-def bot_restore_info(deployment_id: str) -> RestoreInfo:
-    """manageBackup `info`: a restore made through the bot, by its id alone."""
-    found = restore_journal.pointer(deployment_id)
-    record = deployment_repository().get(*found, deployment_id) if found else None
-    if record is None or record.kind != "restore" or not record.user_id.startswith("bot:"):
-        raise NoSuchRestore()
-    return RestoreInfo(**view(record).model_dump())
-
-
-def bot_record_user(chat_user_id: str) -> str:
-    return f"bot:{chat_user_id}"
 
 
 def restored_keys(record: DeploymentRecord) -> dict[str, str]:

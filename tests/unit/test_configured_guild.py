@@ -63,6 +63,33 @@ RICH: dict[str, Any] = {
         },
         {"name": "announcements", "nsfw": True, "overwrites": [{"role": "Crew", "deny": ["SEND_MESSAGES"]}]},
     ],
+    "automod": [
+        {"name": "Invites", "trigger": "keyword", "keywords": ["discord.gg*"], "actions": [{"type": "block"}]},
+        {
+            "name": "Spam",
+            "trigger": "spam",
+            "actions": [{"type": "alert", "channel": "mod-log"}],
+            "exempt_roles": ["Mods"],
+            "exempt_channels": ["announcements"],
+        },
+    ],
+    "onboarding": {
+        "enabled": True,
+        "default_channels": ["welcome", "announcements"],
+        "prompts": [
+            {
+                "title": "Region?",
+                "options": [
+                    {"title": "Europe", "emoji": "🇪🇺", "roles": ["Crew"], "channels": ["ideas"]},
+                    {"title": "Elsewhere", "roles": ["Guests"]},
+                ],
+            }
+        ],
+    },
+    "welcome_screen": {
+        "description": "Hello",
+        "channels": [{"channel": "welcome", "description": "start here", "emoji": "👋"}],
+    },
 }
 
 
@@ -110,6 +137,8 @@ def test_a_difference_between_two_configurations_is_planned_as_a_deploy_plans_it
     for channel in against["channels"]:
         for overwrite in channel.get("overwrites", []):
             overwrite["role"] = "Team" if overwrite["role"] == "Crew" else overwrite["role"]
+    europe = against["onboarding"]["prompts"][0]["options"][0]
+    europe |= {"roles": ["Team"], "channels": []}
 
     plan = plan_deployment(
         configured_guild(ServerConfig.model_validate(against), GUILD), ServerConfig.model_validate(backup), prune=True
@@ -120,6 +149,7 @@ def test_a_difference_between_two_configurations_is_planned_as_a_deploy_plans_it
         ("channel", "announcements", "update"),  # after ideas again
         ("channel", "ideas", "create"),
         ("channel", "memes", "delete"),
+        ("onboarding", "onboarding", "update"),  # Europe leads to ideas again (Team is Crew: the same role)
         ("role", "Crew", "update"),  # its overwrite on announcements is the same object's: no change
     ]
     crew = next(i for i in plan.items if i.name == "Crew")

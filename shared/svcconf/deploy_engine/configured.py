@@ -7,9 +7,10 @@ gets a placeholder id no server has. Roles stand in the configuration's order (t
 @everyone, under a stand-in for the bot's role (so nothing stands above the bot, and a prune may delete any role);
 categories and channels in theirs. A channel's overwrites are its category's with its own replacing them per role,
 as a deploy writes them; a neutral one (nothing allowed or denied) is no overwrite, as on the platform. Settings
-name their channels by id. What the configuration leaves out is the platform's default (@everyone's permissions
-none, settings as a new server has them); AutoMod, onboarding and the welcome screen are left unread (None), so a
-plan against this guild compares the roles, channels, overwrites and settings.
+name their channels by id; AutoMod rules, onboarding and the welcome screen are the platform's objects their
+request bodies make (placeholder ids for rules, prompts and options), the welcome screen enabled by the guild's
+feature. What the configuration leaves out is the platform's default (@everyone's permissions none, settings as a
+new server has them), or unread where a deploy leaves it alone (AutoMod, onboarding, the welcome screen: None).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from svcconf.chat import Channel, PermissionOverwrite, Role
+from svcconf.chat.community import AutomodRule, GuildOnboarding, WelcomeScreen
 from svcconf.config import CHANNEL_TYPES, EVERYONE, ServerConfig, to_bitfield
 from svcconf.config import Channel as ConfigChannel
 from svcconf.config.channels import Overwrite, platform_channel_name
@@ -29,12 +31,14 @@ from svcconf.deploy_engine.attributes import (
     role_create_attributes,
     stated_settings,
 )
+from svcconf.deploy_engine.community import onboarding_body, rule_body, welcome_body
 from svcconf.deploy_engine.live import LiveGuild
-from svcconf.deploy_engine.matching import placed_channels
+from svcconf.deploy_engine.matching import config_channel_key, placed_channels
 from svcconf.deploy_engine.plan_community import ENHANCED_ROLE_COLORS
 from svcconf.deploy_engine.steps import ROLE_OVERWRITE
 
 PLACEHOLDER_BASE = 1_000  # placeholder ids: far below any snowflake, so no server's id is one
+WELCOME_SCREEN_ENABLED = "WELCOME_SCREEN_ENABLED"
 BOT_ROLE_NAME = "\u200b"  # the bot's stand-in: a name no configuration's role has (names are not blank)
 
 Bits = tuple[int, int]
@@ -118,6 +122,7 @@ def configured_guild(config: ServerConfig, guild_id: str) -> LiveGuild:
         )
     positions: dict[str | None, int] = {}
     by_name: dict[tuple[str, str], str] = {}  # (type, name) -> id, for the settings that name a channel
+    by_key: dict[str, str] = {}  # the plan's channel key -> id, for the v4 objects that name a channel
     for _, placed_in, channel in placed_channels(config):
         parent = placed_in.name if placed_in is not None else None
         inherited = category_bits.get(parent, {}) if parent is not None else {}
@@ -127,7 +132,8 @@ def configured_guild(config: ServerConfig, guild_id: str) -> LiveGuild:
         placed = _channel(channel, ids.of(channel.id), position, parent_id, _overwrites(bits, role_ids))
         channels.append(placed)
         by_name.setdefault((channel.type, channel.name.casefold()), placed.id)
-    return LiveGuild(
+        by_key[config_channel_key(parent, channel)] = placed.id
+    guild = LiveGuild(
         id=guild_id,
         name=config.name,
         features=[ENHANCED_ROLE_COLORS],
@@ -136,6 +142,45 @@ def configured_guild(config: ServerConfig, guild_id: str) -> LiveGuild:
         channels=channels,
         bot_role_ids=[bot.id],
     )
+    return _community(guild, config, role_ids, by_key, ids)
+
+
+def _community(
+    guild: LiveGuild, config: ServerConfig, role_ids: dict[str, str], channel_ids: dict[str, str], ids: _Ids
+) -> LiveGuild:
+    """AutoMod rules, onboarding and the welcome screen as the platform holds what their request bodies say, named
+    as the planner names them (`plan_community.py`: a channel by the configuration's first of that name)."""
+
+    def role(name: str) -> str:
+        return role_ids.get(name.casefold()) or ids.of(None)
+
+    def channel(name: str) -> str:
+        found = config.find_channels(name)
+        for _, placed_in, candidate in placed_channels(config):
+            if found and candidate is found[0]:
+                return channel_ids[config_channel_key(placed_in.name if placed_in else None, candidate)]
+        return ids.of(None)
+
+    update: dict[str, Any] = {}
+    if config.automod is not None:
+        update["automod_rules"] = [
+            AutomodRule.model_validate({"id": ids.of(None), "guild_id": guild.id, **rule_body(rule, role, channel)})
+            for rule in config.automod
+        ]
+    if config.onboarding is not None:
+        body = onboarding_body(config.onboarding, None, role, channel)
+        for prompt in body["prompts"]:
+            prompt["id"] = ids.of(None)
+            for option in prompt["options"]:
+                emoji = option.pop("emoji_name")
+                option |= {"id": ids.of(None), "emoji": {"name": emoji} if emoji else None}
+        update["onboarding"] = GuildOnboarding.model_validate({"guild_id": guild.id, **body})
+    if config.welcome_screen is not None:
+        screen = welcome_body(config.welcome_screen, channel)
+        update["welcome_screen"] = WelcomeScreen.model_validate(screen)
+        if screen["enabled"]:
+            update["features"] = [*guild.features, WELCOME_SCREEN_ENABLED]
+    return guild.model_copy(update=update)
 
 
 def _settings(config: ServerConfig, channels: dict[tuple[str, str], str]) -> GuildSettings:

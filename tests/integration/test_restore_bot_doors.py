@@ -112,3 +112,17 @@ def test_an_id_that_is_not_a_restore_made_through_the_bot_is_unknown_to_info_can
 
     assert [answer.status for answer in answers] == [404, 404, 404, 404], [answer.body for answer in answers]
     assert writes(platform) == []
+
+
+def test_deploy_to_chat_cancels_a_restore_by_its_deployment_id(invoke, platform, backed_up):
+    # (its reference item, which `cancel` finds a deployment by, was overwritten by the restore's own pointer: a 500)
+    backup_id, _ = backed_up
+    nuke(platform)
+    body = {"action": "restore", "backup_id": backup_id, "guild_id": BUILD_GUILD, "members": False}
+    queued = call(invoke, body)
+    assert queued.status == 202, queued.body
+
+    cancelled = call(invoke, {"action": "cancel", "deployment_id": queued.body["deployment_id"]})
+
+    assert cancelled.status == 200, cancelled.body
+    assert (cancelled.body["status"], cancelled.body["kind"]) == ("cancelled", "restore")

@@ -40,14 +40,19 @@ from svcconf.backups.schedules import (
 from svcconf.chat import get_chat_client
 from svcconf.config.field_types import json_integer
 from svcconf.deployments.answers import DeploymentView
+from svcconf.deployments.bot_restores import (
+    RestoreCancelled,
+    bot_cancel,
+    bot_record_user,
+    bot_restore_info,
+    bot_rollback,
+)
 from svcconf.deployments.diff import BackupDiff, diff_backup
 from svcconf.deployments.restore import (
     RestoreAsked,
     RestoreInfo,
     RestoreOptions,
     RestorePlanned,
-    bot_record_user,
-    bot_restore_info,
     restore,
 )
 from svcconf.observability import metrics
@@ -105,11 +110,36 @@ class RestoreInfoRequest(BaseModel):
     deployment_id: str = Field(min_length=1, max_length=64, description="A restore made through the bot.")
 
 
+class CancelRestoreRequest(BaseModel):
+    action: Literal["cancel"]
+    deployment_id: str = Field(min_length=1, max_length=64, description="A restore made through the bot.")
+    user_id: Snowflake = Field(
+        description="The chat user the bot acts for: the restore's own, or one who outranks them in the server."
+    )
+
+
+class RollbackRestoreRequest(BaseModel):
+    action: Literal["rollback"]
+    deployment_id: str = Field(min_length=1, max_length=64, description="A finished restore made through the bot.")
+    user_id: Snowflake = Field(
+        description="The chat user the bot acts for: the restore's own, or one who outranks them in the server; "
+        "the rollback is checked as theirs."
+    )
+
+
 class DiffBackupRequest(BaseModel):
     action: Literal["diff"]
     backup_id: str = Field(min_length=1, max_length=64)
-    against: Literal["live"] = Field("live", description="What the backup is compared with: the live server.")
-    user_id: Snowflake | None = Field(None, description="Compare in this chat user's view of the server.")
+    against: str = Field(
+        "live",
+        min_length=1,
+        max_length=64,
+        description='What the backup is compared with: `"live"` (the server now), or the `backup_id` of another backup '
+        "of the same server.",
+    )
+    user_id: Snowflake | None = Field(
+        None, description='Against "live": compare in this chat user\'s view of the server.'
+    )
 
 
 class ScheduleBackupsRequest(BaseModel):
@@ -139,6 +169,8 @@ BackupRequest = Annotated[
     | UnscheduleBackupsRequest
     | RestoreBackupRequest
     | RestoreInfoRequest
+    | CancelRestoreRequest
+    | RollbackRestoreRequest
     | DiffBackupRequest,
     Field(discriminator="action"),
 ]
@@ -151,6 +183,7 @@ Answer200 = (
     | BackupDiff
     | RestorePlanned
     | RestoreInfo
+    | RestoreCancelled
 )
 BackupAnswers = (
     BackupCreated | BackupListWithSchedule | BackupFetched | BackupDeleted | BackupScheduled | BackupUnscheduled
@@ -159,7 +192,7 @@ BackupAnswers = (
 
 class BackupAnswer(RootModel[Annotated[Answer200, Field(discriminator="action")]]):
     """An answer of 200, told apart by `action`: list, get, delete, schedule, unschedule, diff, a restore's plan (dry
-    run), a restore's record."""
+    run), a restore's record, a restore cancelled."""
 
 
 app = create_app("manageBackup", max_body_bytes=5 * MIB)
@@ -180,29 +213,33 @@ app = create_app("manageBackup", max_body_bytes=5 * MIB)
         "`schedule` sets the guild's backup schedule (200), `unschedule` removes it (200; 404 when none); a "
         "schedule's run stores nothing when nothing changed since the newest scheduled backup. `restore` deploys a "
         "backup back as the chat user `user_id` could (202, or its plan with `dry_run`, 200), members' roles "
-        "included; `info` reads such a restore; `diff` compares a backup with the live server."
+        "included; `info` reads such a restore, `cancel` stops it (200) and `rollback` undoes it, member grants "
+        "included (202), each as deployToChat's; `diff` compares a backup with the live server or another backup."
     ),
     security=[{BOT_TOKEN_AUTH: []}],
     responses={
         200: success(
             "list: the guild's backups and its schedule; get: one backup with its data; delete: the backup removed; "
-            "schedule: the guild's new schedule; unschedule: none any more; diff; restore with dry_run: its plan; info",
+            "schedule: the guild's new schedule; unschedule: none any more; diff; restore with dry_run: its plan; "
+            "info; cancel: the restore, cancelled",
             BackupAnswer,
             {**BACKUP_ANSWERS, **BACKUP_SCHEDULE_ANSWERS, **RESTORE_ANSWERS},
         ),
         201: success("create: the backup was stored", BackupCreated, BACKUP_CREATED),
-        202: success("restore: queued; read its progress with info", DeploymentView, RESTORE_QUEUED),
+        202: success("restore, rollback: queued; read its progress with info", DeploymentView, RESTORE_QUEUED),
         **error_responses(
             {
                 **BOT_ERRORS,
-                403: "restore: the user may not restore into that server, or may not make some of the changes (one"
-                " detail per object)",
-                404: "no such backup (in the guild, when guild_id is given), no such restore made through the bot; "
-                "unschedule: the guild has no schedule",
+                403: "restore, rollback: the user may not restore into that server, or may not make some of the "
+                "changes (one detail per object); cancel, rollback: the user may not deploy there or does not outrank "
+                "the restore's user",
+                404: "no such backup (in the guild, when guild_id is given; diff: `against` too), no such restore made"
+                " through the bot, nothing of it to roll back; unschedule: the guild has no schedule",
                 409: "create from the live guild: the bot is not in it (`install_url` adds it); delete: the backup is a"
                 " deployment's snapshot; restore, diff: the backup cannot be restored (its problems), the bot is not"
                 " in the server, the preflight failed, deletions are not confirmed, or dangerous grants are not"
-                " acknowledged",
+                " acknowledged; cancel: the restore has ended; rollback: the server is busy, or the restore's snapshot"
+                " is gone",
                 413: "the body is larger than 5 MiB, or the uploaded backup compresses to more than can be stored",
             }
         ),
@@ -221,8 +258,13 @@ def manage_backup(
         return Response(200 if request.dry_run else 202, content_types.APPLICATION_JSON, restored)
     if isinstance(request, RestoreInfoRequest):
         return Response(200, content_types.APPLICATION_JSON, bot_restore_info(request.deployment_id))
+    if isinstance(request, CancelRestoreRequest):
+        return Response(200, content_types.APPLICATION_JSON, bot_cancel(request.deployment_id, request.user_id))
+    if isinstance(request, RollbackRestoreRequest):
+        return Response(202, content_types.APPLICATION_JSON, bot_rollback(request.deployment_id, request.user_id))
     if isinstance(request, DiffBackupRequest):
-        return Response(200, content_types.APPLICATION_JSON, diff_backup(request.backup_id, "live", request.user_id))
+        diff = diff_backup(request.backup_id, request.against, request.user_id)
+        return Response(200, content_types.APPLICATION_JSON, diff)
     if isinstance(request, CreateBackupRequest):
         if request.backup_data is None:
             made = read_live_backup(

@@ -1,5 +1,5 @@
-"""openapi.json's examples for restores and comparisons (manageBackup `restore`, `info`, `diff`; deployToChat
-`restore`): one request and one answer per action, as the local runner answers them."""
+"""openapi.json's examples for restores and comparisons (manageBackup `restore`, `info`, `cancel`, `rollback`,
+`diff`; deployToChat `restore`): one request and one answer per action, as the local runner answers them."""
 
 from __future__ import annotations
 
@@ -27,7 +27,10 @@ RESTORE_REQUESTS: dict[str, Any] = {
         "acknowledge": ["member-dangerous-role"],
     },
     "restoreInfo": {"action": "info", "deployment_id": RESTORE_ID},
+    "restoreCancel": {"action": "cancel", "deployment_id": RESTORE_ID, "user_id": USER_ID},
+    "restoreRollback": {"action": "rollback", "deployment_id": RESTORE_ID, "user_id": USER_ID},
     "diff": {"action": "diff", "backup_id": BACKUP_ID, "against": "live", "user_id": USER_ID},
+    "diffBackups": {"action": "diff", "backup_id": BACKUP_ID, "against": "bk_01a20e0c55d3e0b1c7a4f1"},
 }
 _RESTORED = {
     **_deployment("restore", "queued", deployment_id=RESTORE_ID, deployment_code=None),
@@ -38,7 +41,16 @@ _RESTORED = {
         "guild_id": BACKUP_GUILD_ID,
     },
 }
-RESTORE_QUEUED: dict[str, Any] = {"restore": _RESTORED}
+RESTORE_QUEUED: dict[str, Any] = {
+    "restore": _RESTORED,
+    "restoreRollback": {
+        **_RESTORED,
+        "deployment_id": "dp_01a20e1f3b7c9d2e4f60",
+        "kind": "rollback",
+        "backup_id": "bk_01a20e18c9d1f2a3b4c5d6",
+        "rollback_of": RESTORE_ID,
+    },
+}
 RESTORE_ANSWERS: dict[str, Any] = {
     "restorePlan": {
         "ok": True,
@@ -61,6 +73,7 @@ RESTORE_ANSWERS: dict[str, Any] = {
         "members": {"planned": 2, "left_server": 1, "dangerous": [{"user_id": USER_ID, "role": "Moderators"}]},
     },
     "restoreInfo": {**_RESTORED, "action": "info", "status": "succeeded", "finished_at": "2026-11-24T15:07:31Z"},
+    "restoreCancel": {**_RESTORED, "action": "cancel", "status": "cancelled", "finished_at": "2026-11-24T15:07:02Z"},
     "diff": {
         "action": "diff",
         "changes": [

@@ -8,6 +8,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from svcconf.config import ServerConfig
+from svcconf.deploy_engine.matching import config_channel_key
+from svcconf.deploy_engine.steps import category_key, role_key
 
 MAX_HOPS = 16  # a chain longer than this is a loop: stop following it
 
@@ -44,3 +46,14 @@ def translate(config: ServerConfig, present: Iterable[str], ids: Mapping[str, st
             "channels": [moved(channel) for channel in config.channels],
         }
     )
+
+
+def configured_ids(config: ServerConfig) -> dict[str, str]:
+    """Configuration key -> the id the configuration gives it (the reverse of `matching.with_ids`), where it has one."""
+    ids = {role_key(role.name): role.id for role in config.roles if role.id}
+    for category in config.categories:
+        if category.id:
+            ids[category_key(category.name)] = category.id
+        ids |= {config_channel_key(category.name, c): c.id for c in category.channels if c.id}
+    ids |= {config_channel_key(None, c): c.id for c in config.channels if c.id}
+    return ids

@@ -85,19 +85,26 @@ def cancel_record(record: DeploymentRecord, *, by: str) -> DeploymentRecord:
     return repository.get(record.user_id, record.project_id, record.deployment_id) or record
 
 
-def require_outranks(record: DeploymentRecord, chat_user_id: str) -> None:
-    """403 unless the caller outranks the deployer: owner, ADMINISTRATOR, or MANAGE_GUILD above their top role."""
+def require_outranks(record: DeploymentRecord, chat_user_id: str, live: LiveGuild | None = None) -> None:
+    """403 unless the caller outranks the deployer: owner, ADMINISTRATOR, or MANAGE_GUILD above their top role.
+    `live`: the guild, when the caller has just read it."""
     client = get_chat_client()
-    try:
-        live: LiveGuild = read_live_guild(client, record.guild_id)
-    except UnknownGuild as missing:
-        raise BotNotInGuild(install_url=install_url(record.guild_id, None)) from missing
+    if live is None:
+        live = read_guild(record.guild_id)
     caller = caller_rights.read_standing(client, live, chat_user_id)
     if not outranks(caller, _standing_or_none(live, record.chat_user_id)):
         raise MayNotCancel(
             f"Deployment {record.deployment_id} is chat user {record.chat_user_id}'s: only {WHO_MAY_CANCEL} may "
             "cancel it."
         )
+
+
+def read_guild(guild_id: str) -> LiveGuild:
+    """The guild as the bot reads it now: 409 with the install link when the bot is not in it."""
+    try:
+        return read_live_guild(get_chat_client(), guild_id)
+    except UnknownGuild as missing:
+        raise BotNotInGuild(install_url=install_url(guild_id, None)) from missing
 
 
 def outranks(caller: CallerStanding, deployer: CallerStanding | None) -> bool:

@@ -1,28 +1,39 @@
-"""manageBackup `diff`: every difference that would turn the live guild into the backup, as plan items.
+"""manageBackup `diff`: every difference that would turn `against` (the live guild, or another backup of the same
+guild) into the backup, as plan items.
 
-The backup's configuration is planned against the guild as a pruning deploy would plan it (ids matched first,
-through the guild's id map, then names), in `user_id`'s view when given (the channels they cannot view left out),
-else the bot's; every item but `keep` is a change, and an object only in the guild is a `delete`.
-Members: for each member of the backup still in the guild, the backup's roles they lack (`missing`) and the roles of
-the backup's configuration they hold that the backup did not give them (`extra`), by role name.
+The backup's configuration is planned against the other side as a pruning deploy would plan it (ids matched first,
+through the guild's id map, then names); every item but `keep` is a change, and an object only in `against` is a
+`delete`. Against the live guild, in `user_id`'s view when given (the channels they cannot view left out), else the
+bot's. Against another backup, that backup's configuration read as the guild it describes
+(`deploy_engine/configured.py`): roles, categories, channels, overwrites and settings are compared; both backups
+must be restorable (else 409 with the problems of the one that is not).
+Members: for each member of the backup still in the guild (against a backup: each member, when that backup holds
+members; one it does not list held none of its roles), the backup's roles they lack (`missing`) and the roles of the
+backup's configuration they hold that the backup did not give them (`extra`), by role name.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from svcconf import caller_rights
 from svcconf.backups import archive
-from svcconf.backups.formats import read_backup
-from svcconf.chat import ChatClient, UnknownGuild, UnknownMember, get_chat_client
+from svcconf.backups.formats import BackupReading, read_backup
+from svcconf.chat import UnknownGuild, UnknownMember, get_chat_client
+from svcconf.config import ServerConfig
+from svcconf.deploy_engine.configured import configured_guild
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
 from svcconf.deploy_engine.member_grants import MemberWants, wanted_roles
 from svcconf.deploy_engine.plan import plan_deployment
 from svcconf.deploy_engine.steps import PlanItem, role_key
 from svcconf.deployments.ids import translated
-from svcconf.errors import BadRequest, Conflict, FieldError
+from svcconf.errors import BackupNotFound, BadRequest, Conflict, FieldError
+
+LIVE = "live"
+Holding = Callable[[str], set[str] | None]  # a member's role ids on the other side; None: not there (or unknown)
 
 
 class NotComparable(Conflict):
@@ -56,29 +67,19 @@ class BackupDiff(BaseModel):
 
 
 def diff_backup(backup_id: str, against: str, user_id: str | None) -> BackupDiff:
-    if against != "live":
-        raise BadRequest(
-            'Only `against: "live"` is compared for now.',
-            details=[FieldError(field="against", message='compare with "live"')],
-        )
     backup = archive.get_backup(backup_id)
-    reading = read_backup(backup.backup_data)
-    if reading.config is None:
-        raise NotComparable(details=reading.problems)
-    client = get_chat_client()
-    try:
-        live = read_live_guild(client, backup.guild_id)
-    except UnknownGuild as missing:
-        raise BotNotInBackupGuild() from missing
-    if user_id is not None:
-        _, seen = caller_rights.as_caller(client, live, user_id)
-        live = seen.live
-    config = translated(reading.config, live)
-    plan = plan_deployment(live, config, prune=True)
+    reading, config = _comparable(backup, "backup_id")
+    if against == LIVE:
+        before, holding = _live(backup.guild_id, user_id)
+    else:
+        before, holding = _other_backup(against, backup.guild_id)
+    # the members' roles are the backup's own ids: its configuration before the id map's translation
+    wants = wanted_roles(config, ((m.user_id, m.roles) for m in reading.members))
+    config = translated(config, before)
+    plan = plan_deployment(before, config, prune=True)
     changes = [item for item in plan.items if item.action != "keep"]
-    wants = wanted_roles(reading.config, ((m.user_id, m.roles) for m in reading.members))
     names = {plan.ids[role_key(r.name)]: r.name for r in config.roles if role_key(r.name) in plan.ids}
-    members = _member_differences(client, live, wants, plan.ids, names)
+    members = _member_differences(holding, wants, plan.ids, names)
     counts = DiffCounts(
         create=sum(1 for item in changes if item.action == "create"),
         update=sum(1 for item in changes if item.action == "update"),
@@ -88,15 +89,64 @@ def diff_backup(backup_id: str, against: str, user_id: str | None) -> BackupDiff
     return BackupDiff(changes=changes, members=members, counts=counts)
 
 
+def _comparable(backup: archive.Backup, field: str) -> tuple[BackupReading, ServerConfig]:
+    reading = read_backup(backup.backup_data)
+    if reading.config is None:
+        message = f"Backup {backup.backup_id} (`{field}`) cannot be read as a configuration: `details` says why."
+        raise NotComparable(message, details=reading.problems)
+    return reading, reading.config
+
+
+def _live(guild_id: str, user_id: str | None) -> tuple[LiveGuild, Holding]:
+    """The live guild (in `user_id`'s view when given), and its members' roles as the bot reads them now."""
+    client = get_chat_client()
+    try:
+        live = read_live_guild(client, guild_id)
+    except UnknownGuild as missing:
+        raise BotNotInBackupGuild() from missing
+    if user_id is not None:
+        _, seen = caller_rights.as_caller(client, live, user_id)
+        live = seen.live
+
+    def holding(member_id: str) -> set[str] | None:
+        try:
+            return set(client.get_guild_member(live.id, member_id).roles)
+        except UnknownMember:
+            return None
+
+    return live, holding
+
+
+def _other_backup(against: str, guild_id: str) -> tuple[LiveGuild, Holding]:
+    """Another backup of the same guild, as the guild it describes, and its members' roles (none listed: unknown)."""
+    try:
+        other = archive.get_backup(against)
+    except BackupNotFound as unknown:
+        message = "no such backup"
+        raise BackupNotFound(
+            f"No backup {against} (`against`) exists.", details=[FieldError(field="against", message=message)]
+        ) from unknown
+    if other.guild_id != guild_id:
+        message = f'must be a backup of the same server ({guild_id}), or "live"'
+        raise BadRequest(f"against: {message}.", details=[FieldError(field="against", message=message)])
+    reading, config = _comparable(other, "against")
+    held = {member.user_id: set(member.roles) for member in reading.members}
+    has_members = "members" in other.backup_data  # else made without them: nothing is known of anyone's roles
+
+    def holding(member_id: str) -> set[str] | None:
+        return held.get(member_id, set()) if has_members else None
+
+    return configured_guild(config, guild_id), holding
+
+
 def _member_differences(
-    client: ChatClient, live: LiveGuild, wants: list[MemberWants], ids: dict[str, str], configured: dict[str, str]
+    holding: Holding, wants: list[MemberWants], ids: dict[str, str], configured: dict[str, str]
 ) -> list[MemberDifference]:
-    """`configured`: the live id -> name of each role of the backup the guild has."""
+    """`configured`: the other side's id -> name of each role of the backup it has."""
     found = []
     for want in wants:
-        try:
-            held = set(client.get_guild_member(live.id, want.user_id).roles)
-        except UnknownMember:
+        held = holding(want.user_id)
+        if held is None:
             continue
         wanted_ids = {ids.get(role.key) for role in want.roles}
         missing = [role.name for role in want.roles if ids.get(role.key) not in held]

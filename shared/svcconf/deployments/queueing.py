@@ -8,7 +8,6 @@ import secrets
 from typing import Any
 
 from svcconf import codes
-from svcconf.api.auth import BearerUser
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig
 from svcconf.deploy_engine.live import LiveGuild
@@ -53,19 +52,20 @@ def new_deployment_id() -> str:
 
 def new_record(
     kind: DeploymentKind,
-    user: BearerUser,
+    user_id: str,
     chat_user_id: str,
     project_id: str,
     project_name: str,
     live: LiveGuild,
     **details: Any,
 ) -> DeploymentRecord:
-    """A queued deployment of the user's, to the live guild, with the bot's roles as the request saw them."""
+    """A queued deployment of the user's (`user_id`: a signed-in user's `sub`, or `bot:<chat user id>` through the bot),
+    to the live guild, with the bot's roles as the request saw them."""
     now = utc_now()
     return DeploymentRecord(
         deployment_id=new_deployment_id(),
         kind=kind,
-        user_id=user.sub,
+        user_id=user_id,
         chat_user_id=chat_user_id,
         project_id=project_id,
         project_name=project_name,

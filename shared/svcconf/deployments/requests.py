@@ -154,7 +154,7 @@ def deploy(
         )
     record = new_record(
         "deploy",
-        user,
+        user.sub,
         chat_user_id,
         project_id,
         project_name,
@@ -181,11 +181,18 @@ def rollback(
     """Queues the undoing of `deployment_id`, or of the caller's newest deployment of the project (to `guild_id`,
     when given)."""
     chat_user_id, target, live = _rollback_target(user, project_id, guild_id, deployment_id)
+    return queue_rollback(user.sub, chat_user_id, target, live)
+
+
+def queue_rollback(record_user_id: str, chat_user_id: str, target: DeploymentRecord, live: LiveGuild) -> DeploymentView:
+    """The rollback of `target` queued for `chat_user_id`, once they may (both doors: deployToChat for a signed-in
+    user, manageBackup for the chat user the bot names); its plan is checked for them as a deploy's. The record is
+    `record_user_id`'s, the owner of `target`, so the worker finds what it undoes."""
     standing, seen = caller_rights.as_caller(get_chat_client(), live, chat_user_id)
     caller_rights.check_plan(standing, seen, rollback_plan(seen.live, target, target.backup_id or "").plan)
     record = new_record(
         "rollback",
-        user,
+        record_user_id,
         chat_user_id,
         target.project_id,
         target.project_name,
@@ -244,14 +251,23 @@ def _rollback_target(
     if guild is None:
         raise NoDeployment("Nothing to roll back: no deployment of this project by you.")
     chat_user_id, _ = managed_guild(user, guild)  # 403 before anything about the project is told
-    holder = repository.lock_holder(guild, int(utc_now().timestamp()))
+    return chat_user_id, *rollbackable(target, guild, by_id=deployment_id is not None, dry_run=dry_run)
+
+
+def rollbackable(
+    target: DeploymentRecord | None, guild_id: str, *, by_id: bool, dry_run: bool = False
+) -> tuple[DeploymentRecord, LiveGuild]:
+    """`target` and its guild as it is, when it may be rolled back now: else 404 (nothing to roll back), 409 (the
+    guild busy, never for a dry run; a later deployment in the way, when named `by_id`; its snapshot gone)."""
+    repository = deployment_repository()
+    holder = repository.lock_holder(guild_id, int(utc_now().timestamp()))
     if holder is not None and not dry_run:
         raise GuildIsBusy.held_by(holder)  # named, whether or not it is the one to roll back; never a dry run
     if target is None or target.kind == "rollback" or not target.finished or target.rolled_back_by:
         raise NoDeployment("Nothing to roll back: no finished, not yet rolled back deployment of this project here.")
     if not target.backup_id:
         raise NoDeployment(f"Nothing to roll back: deployment {target.deployment_id} wrote nothing.")
-    if deployment_id is not None:
+    if by_id:
         _require_nothing_later(repository.later(target), target)
     if not archive.backup_exists(target.backup_id):
         raise SnapshotGone(
@@ -259,7 +275,7 @@ def _rollback_target(
             f"({target.backup_id}) is gone.",
             deployment_id=target.deployment_id,
         )
-    return chat_user_id, target, _live_guild(target.guild_id, None)
+    return target, _live_guild(target.guild_id, None)
 
 
 def _require_nothing_later(later: list[DeploymentRecord], target: DeploymentRecord) -> None:

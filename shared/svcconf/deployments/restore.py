@@ -28,8 +28,9 @@ from svcconf.chat import UnknownGuild, get_chat_client
 from svcconf.clock import utc_now
 from svcconf.config import ServerConfig
 from svcconf.config.lint import lint_config
+from svcconf.deploy_engine.id_map import configured_ids
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
-from svcconf.deploy_engine.matching import config_channel_key, with_ids
+from svcconf.deploy_engine.matching import with_ids
 from svcconf.deploy_engine.member_grants import (
     MEMBER_DANGEROUS_RULE,
     MemberWants,
@@ -42,12 +43,10 @@ from svcconf.deploy_engine.member_grants import (
 from svcconf.deploy_engine.preflight import preflight_problems
 from svcconf.deploy_engine.steps import (
     DeploymentPlan,
-    category_key,
-    role_key,
 )
 from svcconf.deployments import quota as creation_quota
 from svcconf.deployments.answers import DeploymentView, DryRun, view
-from svcconf.deployments.common import deployment_repository, planned_steps
+from svcconf.deployments.common import planned_steps
 from svcconf.deployments.ids import translated
 from svcconf.deployments.queueing import new_deployment_id, queue_deployment
 from svcconf.deployments.requests import (
@@ -60,7 +59,7 @@ from svcconf.deployments.requests import (
 from svcconf.deployments.restore_parts import PARTS, Part, restore_plan
 from svcconf.errors import Conflict, Forbidden, NotFound
 from svcconf.observability import metrics
-from svcconf.store import id_map, restore_journal
+from svcconf.store import id_map
 from svcconf.store.deployment_items import DeploymentRecord, RestoreSource
 
 
@@ -285,22 +284,8 @@ def restore(record_user_id: str, chat_user_id: str, asked: RestoreAsked) -> DryR
     )
     quota = creation_quota.quota_warnings(asked.guild_id, plan, now)
     queue_deployment(record)
-    restore_journal.point_to(record)
     metrics.add_metric(name="RestoreQueued", unit="Count", value=1)
     return view(record).model_copy(update={"warnings": [*quota, *lint_config(config_now), *seen.hidden_warnings()]})
-
-
-def bot_restore_info(deployment_id: str) -> RestoreInfo:
-    """manageBackup `info`: a restore made through the bot, by its id alone."""
-    found = restore_journal.pointer(deployment_id)
-    record = deployment_repository().get(*found, deployment_id) if found else None
-    if record is None or record.kind != "restore" or not record.user_id.startswith("bot:"):
-        raise NoSuchRestore()
-    return RestoreInfo(**view(record).model_dump())
-
-
-def bot_record_user(chat_user_id: str) -> str:
-    return f"bot:{chat_user_id}"
 
 
 def restored_keys(record: DeploymentRecord) -> dict[str, str]:
@@ -308,18 +293,8 @@ def restored_keys(record: DeploymentRecord) -> dict[str, str]:
     if record.configuration is None:
         return {}
     config = ServerConfig.model_validate(record.configuration)
-    configured = _configured_ids(config)
+    configured = configured_ids(config)
     return {configured[key]: new for key, new in record.journal_created.items() if configured.get(key)}
-
-
-def _configured_ids(config: ServerConfig) -> dict[str, str]:
-    ids = {role_key(role.name): role.id for role in config.roles if role.id}
-    for category in config.categories:
-        if category.id:
-            ids[category_key(category.name)] = category.id
-        ids |= {config_channel_key(category.name, c): c.id for c in category.channels if c.id}
-    ids |= {config_channel_key(None, c): c.id for c in config.channels if c.id}
-    return ids
 
 
 # ---------------------------------------------------------------- the worker's side (its grants: restore_members.py)

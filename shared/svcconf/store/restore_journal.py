@@ -1,11 +1,10 @@
-"""What a restore keeps beside its deployment item: the member grants' progress, the grants it made, and a pointer
-from its deployment id to its item (manageBackup `info`, `cancel`, `rollback` name a restore by its id alone).
+"""What a restore keeps beside its deployment item: the member grants' progress and the grants it made. (manageBackup
+`info`, `cancel` and `rollback` find a restore by its id alone through the deployment repository's reference item.)
 
 - progress: `members_cursor` (how many of the backup's members, in user-id order, the grants went through) and
   `steps.members`, set on the deployment's item after each batch of members, so a resumed worker goes on there;
 - `journal_grants`: every grant made, `["<user id>", "<role id>"]`, compressed in the item or in the documents
   bucket when large (10,000 members' grants), read back by the restore's rollback;
-- the pointer: `pk = DEPLOYMENT#<deployment_id>`, `sk = REF`, naming the item's user and project.
 """
 
 from __future__ import annotations
@@ -45,22 +44,3 @@ def read_grants(record: DeploymentRecord) -> list[tuple[str, str]]:
     if not item or "journal_grants" not in item:
         return []
     return [(str(user), str(role)) for user, role in documents.loaded(item["journal_grants"])]
-
-
-def point_to(record: DeploymentRecord) -> None:
-    table(get_settings().deployments_table).put_item(
-        Item={
-            "pk": f"DEPLOYMENT#{record.deployment_id}",
-            "sk": "REF",
-            "user_id": record.user_id,
-            "project_id": record.project_id,
-            "guild_id": record.guild_id,
-        }
-    )
-
-
-def pointer(deployment_id: str) -> tuple[str, str] | None:
-    """The (user id, project id) of the deployment's item, if this service made it through a pointer."""
-    key = {"pk": f"DEPLOYMENT#{deployment_id}", "sk": "REF"}
-    item = table(get_settings().deployments_table).get_item(Key=key).get("Item")
-    return (str(item["user_id"]), str(item["project_id"])) if item else None

@@ -49,6 +49,8 @@ export function backupIds(answer: Answer<"manageBackup", 200>): string[] {
       return [answer.plan_id];
     case "info":
       return answer.backup_id === null ? [] : [answer.backup_id];
+    case "cancel": // a restore made through the bot, cancelled
+      return [answer.deployment_id];
   }
 }
 

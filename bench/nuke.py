@@ -203,6 +203,12 @@ def lost_overwrites(before: dict[str, Any], after: dict[str, Any]) -> int:
     )
 
 
+def stripped_channels(before: dict[str, Any], after: dict[str, Any]) -> set[str]:
+    """Channels still there that lost an overwrite with a deleted role."""
+    now = {c["id"]: len(c["permission_overwrites"]) for c in after["channels"]}
+    return {c["id"] for c in before["channels"] if c["id"] in now and now[c["id"]] < len(c["permission_overwrites"])}
+
+
 def orphans(built: Built, done: Nuke, after: dict[str, Any]) -> set[str]:
     """Channels left without their category (deleted by the nuker) that are still there."""
     deleted = set(done.deleted_channels)

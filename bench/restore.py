@@ -25,7 +25,7 @@ from typing import Any
 import requests
 
 from bench import nuke
-from bench.deploy import ALICE, BUILD_GUILD, sign_in
+from bench.deploy import ALICE, BUILD_GUILD, CHANNEL_CREATE, ROLE_CREATE, _ideal_seconds, sign_in
 from bench.quick import scaled
 from bench.service import local_service
 
@@ -95,7 +95,8 @@ def run() -> None:
         restored = nuke.view(sandbox, GUILD)
         assert nuke.held_names(restored) == nuke.held_names(before), "every member holds the roles they held"
         _same_configuration(state, sandbox, bot, backup)
-        _print_restore(info, seconds, log, _minimum(built, done, before, after, grants))
+        limits = requests.get(f"{sandbox}/_sandbox/stats", timeout=30).json()["config"]["route_limits"]
+        _print_restore(info, seconds, log, _minimum(built, done, before, after, grants), limits)
 
         _again(bot, sandbox, built, backup)
 
@@ -194,8 +195,8 @@ def _minimum(
         "live reads (request + worker)": 2 * LIVE_READS,
         "dangerous roles' holders read": dangerous_holders,
         "creations (one per deleted role, category, channel)": len(done.deleted_roles) + len(done.deleted_channels),
-        "updates (one per renamed object, channel left without category)": len(
-            set(done.renamed) | nuke.orphans(built, done, after)
+        "updates (one per object renamed, left without its category, or without an overwrite)": len(
+            set(done.renamed) | nuke.orphans(built, done, after) | nuke.stripped_channels(before, after)
         ),
         "positions (one role order: new roles land at the bottom)": 1,
         "member list pages of 1,000": members_now // 1000 + 1,  # a full last page asks once more
@@ -203,7 +204,9 @@ def _minimum(
     }
 
 
-def _print_restore(info: dict[str, Any], seconds: float, log: list[dict[str, Any]], minimum: dict[str, int]) -> None:
+def _print_restore(
+    info: dict[str, Any], seconds: float, log: list[dict[str, Any]], minimum: dict[str, int], limits: dict[str, Any]
+) -> None:
     routes = [f"{e['method']} {e['route']}" for e in log]
     limited = [e for e in log if e["status"] == 429]
     grants = [e["time"] for e in log if f"{e['method']} {e['route']}" == GRANT and e["status"] == 204]
@@ -223,8 +226,26 @@ def _print_restore(info: dict[str, Any], seconds: float, log: list[dict[str, Any
         print(f"    {routes.count(route):>5}  {route}")
     print(f"  429s: {len(limited)} ({', '.join(sorted({e['route'] for e in limited})) or 'none'})")
     if span:
-        print(f"  members' grants: {len(grants)} in {span:.1f} s, {len(grants) / span:.1f} per second")
+        print(
+            f"  members' grants: {len(grants)} in {span:.1f} s, {len(grants) / span:.1f} per second"
+            " (the platform's member-role limit: {} per {:g} s)".format(*limits[GRANT])
+        )
+    paced = {route: routes.count(route) for route in (ROLE_CREATE, CHANNEL_CREATE, GRANT)}
+    ideal = sum(_ideal_seconds(count, *limits[route]) for route, count in paced.items())
+    print(
+        f"  the platform's limits on creations and grants alone allow {ideal:.1f} s for these"
+        f" ({', '.join(f'{n} {r.split()[0]} {r.split()[1]}' for r, n in paced.items())}): {seconds / ideal:.2f}x"
+    )
     assert not limited, f"{len(limited)} requests answered 429"
+    writes = {  # each at its minimum: only the reads are above it (the member list)
+        "creations": sum(1 for r in routes if r.startswith("POST")),
+        "updates": routes.count("PATCH /channels/{channel_id}")
+        + routes.count("PATCH /guilds/{guild_id}/roles/{role_id}"),
+        "positions": routes.count("PATCH /guilds/{guild_id}/roles") + routes.count("PATCH /guilds/{guild_id}/channels"),
+        "grants": routes.count(GRANT),
+    }
+    least = {part.split()[0]: count for part, count in minimum.items() if part.split()[0] in writes}
+    assert writes == least, f"writes {writes}, minimum {least}"
 
 
 def _same_configuration(state: dict[str, Any], sandbox: str, bot: Bot, backup_id: str) -> None:

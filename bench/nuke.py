@@ -15,9 +15,9 @@ from typing import Any
 
 import requests
 
-ROLE_CREATE = "POST /guilds/{guild_id}/roles"
-CHANNEL_CREATE = "POST /guilds/{guild_id}/channels"
-# harmless permissions the plain roles carry in turn (none of §3.1's dangerous ones: a restore grants them back
+from bench.deploy import CHANNEL_CREATE, ROLE_CREATE
+
+# harmless permissions the plain roles carry in turn (none of the dangerous ones, docs/05: a restore grants them back
 # without `acknowledge`)
 PLAIN_PERMISSIONS = [1 << 6, 1 << 10, 1 << 11, 1 << 14, 1 << 15, 1 << 16, 1 << 18, 1 << 20, 1 << 21, 1 << 26]
 ADMINISTRATOR = 1 << 3

@@ -25,6 +25,7 @@ PIECES = [
     "fair_use",
     "load",
     "backups",
+    "restore",
 ]
 
 

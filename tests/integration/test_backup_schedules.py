@@ -160,6 +160,14 @@ def test_fired_twice_with_no_change_between_stores_one_backup_not_two(invoke, sc
     assert {role["id"]: role["name"] for role in data["roles"]} == live_roles  # with ids, as export makes them
     assert data["owner_id"] == platform.guild(DEMO)["owner_id"]
     assert fetched["data"]["guild_name"] == "Svc Demo Guild"
+    # made as manageBackup `create` makes one from the live guild: members' roles, a restorable configuration
+    held = {u: [r for r in m["roles"] if r in live_roles] for u, m in platform.guild(DEMO)["members"].items()}
+    assert data["members"] == [
+        {"user_id": u, "roles": r} for u, r in sorted(held.items(), key=lambda i: int(i[0])) if r
+    ]
+    [summary] = [b for b in listed(invoke)["backups"] if b["backup_id"] == first["backup_id"]]
+    assert (summary["kind"], summary["format"], summary["restorable"]) == ("scheduled", "configuration", True)
+    assert summary["members_count"] == len(data["members"]) > 0
 
     second_actor_adds_a_role("Night Shift")
     scheduled.after(6)

@@ -155,6 +155,28 @@ def test_a_restore_through_the_bot_brings_back_the_guild_and_the_members_roles(i
     assert again.body["members"]["planned"] == 0
 
 
+def test_a_member_who_kept_a_dangerous_role_needs_no_acknowledgement(invoke, platform, backed_up, aws):
+    # Given the nuke, after which the moderator got Mods back by hand: the dry run lists no dangerous grant
+    backup_id, _ = backed_up
+    nuke(platform)
+    moderator = next(u for u, r in MEMBERS.items() if r == "Mods")
+    guild = platform.guilds[BUILD_GUILD]
+    with platform.lock:
+        guild["members"][moderator]["roles"] = [r["id"] for r in guild["roles"].values() if r["name"] == "Mods"]
+    planned = bot(invoke, restore_body(backup_id, dry_run=True))
+    assert planned.body["members"]["dangerous"] == []
+
+    # When the restore is confirmed as the dry run showed it, without acknowledge
+    queued = bot(invoke, restore_body(backup_id))
+
+    # Then it is queued (only a grant the dry run lists needs it), and the others get their roles back
+    assert queued.status == 202, queued.body
+    DeployQueue(aws).drain()
+    info = bot(invoke, {"action": "info", "deployment_id": queued.body["deployment_id"]}).body
+    assert info["steps"]["members"] == {"planned": 4, "granted": 4, "left_server": 1, "failed": 0, "removed": 0}
+    assert held(platform) == {u: [r] for u, r in MEMBERS.items()}
+
+
 def test_only_channels_restores_the_channels_alone(invoke, platform, backed_up, aws):
     backup_id, _ = backed_up
     nuke(platform)

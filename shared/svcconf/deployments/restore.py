@@ -56,6 +56,7 @@ from svcconf.deployments.requests import (
     install_url,
     plan_warnings,
 )
+from svcconf.deployments.restore_members import lacking_dangerous
 from svcconf.deployments.restore_parts import PARTS, Part, restore_plan
 from svcconf.errors import Conflict, Forbidden, NotFound
 from svcconf.observability import metrics
@@ -254,7 +255,7 @@ def restore(record_user_id: str, chat_user_id: str, asked: RestoreAsked) -> DryR
             members=members,
         )
     caller_rights.require_acknowledged(config_now, asked.acknowledge, seen.live, plan.ids)
-    dangerous = dangerous_refusals(checked.wants)
+    dangerous = dangerous_refusals(lacking_dangerous(get_chat_client(), seen.live.id, checked.wants, plan.ids))
     if dangerous and not checked.source.acknowledged_dangerous_members:
         raise DangerousMemberRoles(details=dangerous)
     if plan.deletes() and asked.confirm != plan.plan_id:

@@ -1,20 +1,42 @@
-"""The worker's side of a restore's members: the backup's roles granted back after the plan's steps (from the
-record's cursor on, journaled, resumed across invocations), and the rollback of a restore taking those grants back.
+"""A restore's members: the request's check of the dangerous roles it would grant back; the worker's grants of the
+backup's roles after the plan's steps (from the record's cursor on, journaled, resumed across invocations), and the
+rollback of a restore taking those grants back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from svcconf.backups import archive
 from svcconf.backups.formats import read_backup
 from svcconf.chat import ChatClient, MissingPermissions, UnknownMember, UnknownRole
-from svcconf.deploy_engine.member_grants import GrantProgress, grant_members, wanted_roles
+from svcconf.deploy_engine.member_grants import GrantProgress, MemberWants, grant_members, wanted_roles
 from svcconf.deploy_engine.member_reads import HeldRoles
 from svcconf.deploy_engine.steps import DeploymentPlan
 from svcconf.deployments.common import deployment_repository
 from svcconf.store import restore_journal
 from svcconf.store.deployment_items import DeploymentRecord, MemberCounts
+
+
+def lacking_dangerous(
+    client: ChatClient, guild_id: str, wants: list[MemberWants], ids: Mapping[str, str]
+) -> list[MemberWants]:
+    """The dangerous roles a restore would grant: each one a member still in the server lacks now, as the dry run
+    lists them (a moderator who kept their role needs no acknowledgement). What they hold comes from the member
+    list (`HeldRoles`, in the members' user-id order), read only up to the last member given a dangerous role."""
+    lacking = []
+    reads = HeldRoles(client, guild_id)
+    for want in wants:
+        dangerous = [role for role in want.roles if role.dangerous]
+        if not dangerous:
+            continue
+        held = reads.of(want.user_id)
+        if held is None:
+            continue
+        missing = [role for role in dangerous if ids.get(role.key) not in held]
+        if missing:
+            lacking.append(want.model_copy(update={"roles": missing}))
+    return lacking
 
 
 def restore_members(

@@ -22,11 +22,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from svcconf import caller_rights
 from svcconf.backups import archive
 from svcconf.backups.formats import BackupReading, read_backup
-from svcconf.chat import UnknownGuild, UnknownMember, get_chat_client
+from svcconf.chat import UnknownGuild, get_chat_client
 from svcconf.config import ServerConfig
 from svcconf.deploy_engine.configured import configured_guild
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
 from svcconf.deploy_engine.member_grants import MemberWants, wanted_roles
+from svcconf.deploy_engine.member_reads import HeldRoles
 from svcconf.deploy_engine.plan import plan_deployment
 from svcconf.deploy_engine.steps import PlanItem, role_key
 from svcconf.deployments.ids import translated
@@ -98,7 +99,8 @@ def _comparable(backup: archive.Backup, field: str) -> tuple[BackupReading, Serv
 
 
 def _live(guild_id: str, user_id: str | None) -> tuple[LiveGuild, Holding]:
-    """The live guild (in `user_id`'s view when given), and its members' roles as the bot reads them now."""
+    """The live guild (in `user_id`'s view when given), and its members' roles as the bot reads them now (from the
+    member list, or one by one when the platform refuses the list)."""
     client = get_chat_client()
     try:
         live = read_live_guild(client, guild_id)
@@ -108,13 +110,7 @@ def _live(guild_id: str, user_id: str | None) -> tuple[LiveGuild, Holding]:
         _, seen = caller_rights.as_caller(client, live, user_id)
         live = seen.live
 
-    def holding(member_id: str) -> set[str] | None:
-        try:
-            return set(client.get_guild_member(live.id, member_id).roles)
-        except UnknownMember:
-            return None
-
-    return live, holding
+    return live, HeldRoles(client, live.id).of  # asked in user-id order: the member list, 1,000 a page
 
 
 def _other_backup(against: str, guild_id: str) -> tuple[LiveGuild, Holding]:

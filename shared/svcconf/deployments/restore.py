@@ -255,9 +255,10 @@ def restore(record_user_id: str, chat_user_id: str, asked: RestoreAsked) -> DryR
             members=members,
         )
     caller_rights.require_acknowledged(config_now, asked.acknowledge, seen.live, plan.ids)
-    dangerous = dangerous_refusals(lacking_dangerous(get_chat_client(), seen.live.id, checked.wants, plan.ids))
-    if dangerous and not checked.source.acknowledged_dangerous_members:
-        raise DangerousMemberRoles(details=dangerous)
+    if not checked.source.acknowledged_dangerous_members:  # acknowledged: no need to read who lacks what
+        dangerous = dangerous_refusals(lacking_dangerous(get_chat_client(), seen.live.id, checked.wants, plan.ids))
+        if dangerous:
+            raise DangerousMemberRoles(details=dangerous)
     if plan.deletes() and asked.confirm != plan.plan_id:
         message = None if asked.confirm is None else "The server changed since that plan: confirm the current plan_id."
         raise PlanNotConfirmed(

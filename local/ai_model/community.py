@@ -3,7 +3,8 @@ that hands out game roles and an AutoMod set, and the edits that switch one Auto
 filter", "enable the spam filter") as a real model would write them: one `update` of kind `automod`, by name.
 
 The build is deployable on the platform as it is: onboarding's 7 default channels, 5 of them open for @everyone to
-write in; one rule of each trigger but keyword; the alerts go to the staff-only mod-log, the staff exempt.
+write in; one rule of each trigger but keyword; the alerts go to the staff-only mod-log, the staff exempt; the admins
+manage the server without ADMINISTRATOR (a bot without it could not deploy them).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 GAMES = ("Minecraft", "Valorant", "Fortnite")
 STAFF = ["Admin", "Moderator"]
+ADMIN = ["MANAGE_GUILD", "MANAGE_ROLES", "MANAGE_CHANNELS", "VIEW_AUDIT_LOG"]
 ALERT = {"type": "alert", "channel": "mod-log"}
 TOGGLE = re.compile(
     r"\b(?:turn (?P<turn>off|on)|(?P<switch>disable|enable)) (?:the )?(?P<what>[\w][\w \-]{0,40}?) (?:filter|rule)\b",
@@ -22,7 +24,12 @@ TOGGLE = re.compile(
 
 def propose_community(build: dict[str, Any]) -> None:
     """A gaming build's onboarding and AutoMod, and the game roles and the events channel they need (in place)."""
+    # A community's admins manage it without ADMINISTRATOR: a bot cannot grant what it does not hold, and the owner
+    # has every permission anyway; they see the staff's channels too.
+    build["roles"][0]["permissions"] = [*ADMIN, "moderator"]
     build["roles"] += [{"name": game, "mentionable": True} for game in GAMES]
+    staff = next(category for category in build["categories"] if category["name"] == "Staff")
+    staff["private_to"] = STAFF
     gaming = next(category for category in build["categories"] if category["name"] == "Gaming")
     gaming["channels"].insert(2, {"name": "events", "topic": "Tournaments and game nights"})
     build["onboarding"] = {

@@ -17,7 +17,7 @@ import json
 import re
 from typing import Any, TypeGuard
 
-from local.ai_model.community import community_edits, propose_community
+from local.ai_model.community import community_edits, fit_to_budget, propose_community
 from local.ai_model.responders import Request, responder
 
 CONTEXT = re.compile(r"<service_context>\s*(\{.*\})\s*</service_context>", re.DOTALL)
@@ -286,6 +286,7 @@ def chat_turn(request: Request) -> dict[str, Any]:
     current = context.get("currentConfig")
     files = context.get("files") or []
     build = None
+    rest: str | None = None
     edits: list[dict[str, Any]] = []
 
     if _usable(current):
@@ -302,19 +303,21 @@ def chat_turn(request: Request) -> dict[str, Any]:
             roles=_size(questionnaire, "roles", "role_count"),
             channels=_size(questionnaire, "channels", "channel_count"),
         )
+        rest = fit_to_budget(build, context.get("output_budget_tokens"))
         roles = len(build["roles"])
         channels = sum(1 + len(c["channels"]) for c in build["categories"])
         summary = (
             f'I drafted "{build["name"]}", a {theme} server with {roles} roles and {len(build["categories"])} '
             f"categories ({channels} channels, categories included)."
         )
+        summary += f" Left for the next turn: {rest} Say go on." if rest else ""
     if files:
         summary += f" I received {len(files)} file(s)."
     return {
         "reply": f"{summary} (Local model: deterministic answers for trying the service, no AI.)",
         "edits": edits or None,
         "build": build,
-        "rest": None,
-        "quick_replies": QUICK_REPLIES,
+        "rest": rest,
+        "quick_replies": ["Go on", *QUICK_REPLIES[:3]] if rest else QUICK_REPLIES,
         "is_complete": bool(COMPLETE.search(last)),
     }

@@ -9,6 +9,7 @@ manage the server without ADMINISTRATOR (a bot without it could not deploy them)
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -16,6 +17,8 @@ GAMES = ("Minecraft", "Valorant", "Fortnite")
 STAFF = ["Admin", "Moderator"]
 ADMIN = ["MANAGE_GUILD", "MANAGE_ROLES", "MANAGE_CHANNELS", "VIEW_AUDIT_LOG"]
 ALERT = {"type": "alert", "channel": "mod-log"}
+GO_ON = re.compile(r"\b(?:go on|continue)\b", re.IGNORECASE)
+REST = "Onboarding (a question about games that hands out game roles) and AutoMod (spam, mentions, slurs, invites)."
 TOGGLE = re.compile(
     r"\b(?:turn (?P<turn>off|on)|(?P<switch>disable|enable)) (?:the )?(?P<what>[\w][\w \-]{0,40}?) (?:filter|rule)\b",
     re.IGNORECASE,
@@ -32,7 +35,11 @@ def propose_community(build: dict[str, Any]) -> None:
     staff["private_to"] = STAFF
     gaming = next(category for category in build["categories"] if category["name"] == "Gaming")
     gaming["channels"].insert(2, {"name": "events", "topic": "Tournaments and game nights"})
-    build["onboarding"] = {
+    build["onboarding"], build["automod"] = onboarding(), automod()
+
+
+def onboarding() -> dict[str, Any]:
+    return {
         "enabled": True,
         # rules and announcements are read-only: the other five let @everyone write, as the platform requires
         "default_channels": ["rules", "announcements", "general", "off-topic", "looking-for-group", "clips", "events"],
@@ -46,7 +53,10 @@ def propose_community(build: dict[str, Any]) -> None:
             }
         ],
     }
-    build["automod"] = [
+
+
+def automod() -> list[dict[str, Any]]:
+    return [
         {"name": "Spam", "trigger": "spam", "actions": [{"type": "block"}]},
         {
             "name": "Mention spam",
@@ -67,6 +77,31 @@ def propose_community(build: dict[str, Any]) -> None:
     ]
 
 
+def fit_to_budget(build: dict[str, Any], output_budget: Any) -> str | None:
+    """A build too long for the turn's output budget leaves its onboarding and AutoMod for the next turn ("rest"), as
+    the system prompt asks a model to do; None when it fits (the answer's envelope counted at about 200 tokens)."""
+    if "automod" not in build or not isinstance(output_budget, int):
+        return None
+    if len(json.dumps(build, separators=(",", ":"))) // 4 + 200 <= output_budget:
+        return None
+    del build["onboarding"], build["automod"]
+    return REST
+
+
+def community_rest(config: dict[str, Any], text: str) -> list[dict[str, Any]]:
+    """ "Go on" after a build that left them: onboarding and the AutoMod rules, as edits."""
+    roles = {role.get("name") for role in config.get("roles") or [] if isinstance(role, dict)}
+    if not GO_ON.search(text) or config.get("automod") or not set(GAMES) <= roles:
+        return []
+    board = onboarding()
+    [prompt] = board.pop("prompts")
+    edits: list[dict[str, Any]] = [{"op": "update", "kind": "onboarding", "set": board}]
+    edits.append({"op": "add", "kind": "prompt", "name": prompt.pop("title"), "set": prompt})
+    for rule in automod():
+        edits.append({"op": "add", "kind": "automod", "name": rule.pop("name"), "set": rule})
+    return edits
+
+
 def community_edits(config: dict[str, Any], text: str) -> tuple[list[dict[str, Any]], list[str]]:
     """The AutoMod rules the user switches off or on in `text`: one update each, and what they do, as sentences."""
     edits: list[dict[str, Any]] = []
@@ -81,7 +116,10 @@ def community_edits(config: dict[str, Any], text: str) -> tuple[list[dict[str, A
         enabled = (match.group("turn") or match.group("switch")).lower() in ("on", "enable")
         edits.append({"op": "update", "kind": "automod", "name": rule["name"], "set": {"enabled": enabled}})
         done.append(f"Turned {'on' if enabled else 'off'} the AutoMod rule {rule['name']}.")
-    return edits, done
+    rest = community_rest(config, text)
+    if rest:
+        done.append("Added onboarding (a question about games) and the AutoMod rules.")
+    return edits + rest, done
 
 
 def _rule_named(rules: list[dict[str, Any]], what: str) -> dict[str, Any] | None:

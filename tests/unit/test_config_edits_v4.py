@@ -137,3 +137,23 @@ def test_a_channel_rename_follows_and_a_removed_alert_channel_takes_its_alerts_w
     assert {"op": "remove", "path": "onboarding.default_channels[5]", "old": "clips", "new": None} in [
         c.model_dump() for c in gone.changes
     ]
+
+
+def test_a_build_too_long_for_the_output_budget_leaves_onboarding_and_automod_to_go_on_which_adds_them_as_edits():
+    questionnaire = {"purpose": "gaming", "roles": 20, "channels": 60}
+    prompt = build_messages([], None, None, questionnaire, [], 850)  # what a 26 s turn may write, a repair kept
+    first = ChatTurn.model_validate(chat_turn(Request({"messages": prompt})))
+    start = expand(build_of(first) or {})
+    assert (start.onboarding, start.automod) == (None, None)
+    assert first.rest is not None
+    assert first.quick_replies[0] == "Go on"
+    assert len(first.model_dump_json(exclude_none=True)) // 4 <= 850
+
+    current = start.model_dump(mode="json", exclude_defaults=True)
+    go_on = build_messages([ChatMessage(role="user", content="Go on")], current, None, None, [], 850)
+    second = ChatTurn.model_validate(chat_turn(Request({"messages": go_on})))
+    config = apply_edits(start, edits_of(second.edits or [])).config
+
+    full = gaming_build()
+    assert config.onboarding == full.onboarding
+    assert config.automod == full.automod

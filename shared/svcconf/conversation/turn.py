@@ -211,10 +211,13 @@ def _applied(
 
 def _built(config: ServerConfig) -> list[ConfigChange]:
     data = config.model_dump(mode="json")
-    return [
+    added = [
         ConfigChange(op="add", path=f"{key}[{i}]", new=item)
-        for key in ("roles", "categories", "channels")
-        for i, item in enumerate(data[key])
+        for key in ("roles", "categories", "channels", "automod")
+        for i, item in enumerate(data[key] or [])
+    ]
+    return added + [
+        ConfigChange(op="add", path=key, new=data[key]) for key in ("onboarding", "welcome_screen") if data[key]
     ]
 
 

@@ -41,7 +41,8 @@ CONTEXT_OPEN, CONTEXT_CLOSE = "<service_context>", "</service_context>"
 
 # Configuration version 4, compactly: its shape, the limits the schema refuses, and what the platform needs of the
 # server (a deploy's preflight refuses the rest).
-COMMUNITY_RULES = f"""- Community objects (optional; names are this configuration's roles and channels):
+COMMUNITY_RULES = f"""- Community fields of the server (optional; the roles and channels they name are this \
+configuration's):
   onboarding: {{enabled, mode (default|advanced), default_channels: [channel], prompts: [{{title, type \
 (multiple_choice|dropdown), single_select, required, options: [{{title, description?, emoji?, roles: [role], \
 channels: [channel]}}]}}]}} (at most {MAX_PROMPTS} prompts of 1-{MAX_OPTIONS} options). Enabled, it needs \
@@ -51,7 +52,7 @@ send messages (not read-only).
 trigger keyword (keywords: words or "*part*" patterns of at most {MAX_KEYWORD_LENGTH} characters, regex, allow; at \
 most {MAX_RULES_BY_TRIGGER["keyword"]} rules), spam, keyword_preset (presets: profanity, sexual_content, slurs; \
 allow), mention_spam (mention_limit 1-{MAX_MENTION_LIMIT}, mention_raid_protection) or member_profile (keywords); \
-one rule of each trigger but keyword. 1-{MAX_ACTIONS} actions: block (message? at most {MAX_BLOCK_MESSAGE} \
+at most one rule of each other trigger. 1-{MAX_ACTIONS} actions: block (message? at most {MAX_BLOCK_MESSAGE} \
 characters), alert (channel: a text channel, staff-only), timeout (seconds, keyword and mention_spam only), \
 block_interaction (member_profile only).
   welcome_screen: {{description (at most {MAX_WELCOME_DESCRIPTION}), channels: [{{channel, description \

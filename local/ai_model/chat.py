@@ -6,7 +6,8 @@ sized by the questionnaire's `roles` and `channels` when it gives them; then edi
 voice channel named Hangout to Gaming", "add a role called VIP" (or "... VIP with BAN_MEMBERS and KICK_MEMBERS"),
 "remove the channel off-topic" (a role or category too), "rename the role Mods to Moderators", "move the channel
 clips to Gaming", "rename the server to Night Owls", "add ten categories with ten channels each" (all of them:
-max_tokens cuts it as it would cut a real model). "done" or "looks good" completes it. It writes edits for
+max_tokens cuts it as it would cut a real model), "turn off the invite-link filter" (local/ai_model/community.py:
+a gaming build proposes onboarding and AutoMod). "done" or "looks good" completes it. It writes edits for
 what the user names, as a model would, so an edit naming what does not exist is the service's to refuse.
 """
 
@@ -16,6 +17,7 @@ import json
 import re
 from typing import Any, TypeGuard
 
+from local.ai_model.community import community_edits, fit_to_budget, propose_community
 from local.ai_model.responders import Request, responder
 
 CONTEXT = re.compile(r"<service_context>\s*(\{.*\})\s*</service_context>", re.DOTALL)
@@ -164,6 +166,8 @@ def build_compact(theme_name: str, name: str | None = None, roles: int = 0, chan
             {"name": "Staff", "private_to": ["Moderator"], "channels": ["mod-chat", "mod-log"]},
         ],
     }
+    if theme_name == "gaming":  # a community: onboarding that hands out game roles, and AutoMod
+        propose_community(build)
     for number in range(len(build["roles"]), roles):
         build["roles"].append({"name": f"{theme['role']} {number - 2}", "permissions": "member"})
     made = sum(1 + len(category["channels"]) for category in build["categories"])
@@ -244,7 +248,8 @@ def _edits(config: dict[str, Any], text: str) -> tuple[list[dict[str, Any]], lis
             edit["cat"] = _category_of(config, name)
         edits.append(edit)
         done.append(f"Removed the {kind} {name}.")
-    return edits, done
+    switched, said = community_edits(config, text)
+    return edits + switched, done + said
 
 
 def _default_category(config: dict[str, Any]) -> str | None:
@@ -281,6 +286,7 @@ def chat_turn(request: Request) -> dict[str, Any]:
     current = context.get("currentConfig")
     files = context.get("files") or []
     build = None
+    rest: str | None = None
     edits: list[dict[str, Any]] = []
 
     if _usable(current):
@@ -297,19 +303,21 @@ def chat_turn(request: Request) -> dict[str, Any]:
             roles=_size(questionnaire, "roles", "role_count"),
             channels=_size(questionnaire, "channels", "channel_count"),
         )
+        rest = fit_to_budget(build, context.get("output_budget_tokens"))
         roles = len(build["roles"])
         channels = sum(1 + len(c["channels"]) for c in build["categories"])
         summary = (
             f'I drafted "{build["name"]}", a {theme} server with {roles} roles and {len(build["categories"])} '
             f"categories ({channels} channels, categories included)."
         )
+        summary += f" Left for the next turn: {rest} Say go on." if rest else ""
     if files:
         summary += f" I received {len(files)} file(s)."
     return {
         "reply": f"{summary} (Local model: deterministic answers for trying the service, no AI.)",
         "edits": edits or None,
         "build": build,
-        "rest": None,
-        "quick_replies": QUICK_REPLIES,
+        "rest": rest,
+        "quick_replies": ["Go on", *QUICK_REPLIES[:3]] if rest else QUICK_REPLIES,
         "is_complete": bool(COMPLETE.search(last)),
     }

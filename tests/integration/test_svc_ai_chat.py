@@ -37,6 +37,7 @@ def test_a_questionnaire_alone_gets_a_first_configuration(invoke, chat) -> None:
         *("reply", "config", "quick_replies", "suggested_templates", "is_complete", "changes", "warnings"),
         *("plan", "plan_id", "problems"),  # a live guild's (guild_id); null without one
         "history_trimmed",
+        "attachments_used",
     }
     assert (body["plan"], body["plan_id"], body["problems"]) == (None, None, None)
     assert body["config"]["name"] == "Study Buddies"

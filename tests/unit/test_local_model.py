@@ -198,5 +198,13 @@ def test_renames_moves_removals_and_grants_joined_by_and_are_edits_that_apply() 
     assert by_category["Community"] == ["lobby", "off-topic", "Lounge", "clips"]
     assert "clips" not in by_category["Gaming"]
     assert "Staff" not in by_category
-    assert config.role_names() == ["Admin", "Mods", "Gamer", "Member", "Banner"]
+    assert config.role_names() == ["Admin", "Mods", "Gamer", "Member", "Minecraft", "Valorant", "Fortnite", "Banner"]
     assert config.roles[-1].permissions == ["BAN_MEMBERS", "KICK_MEMBERS"]
+    # What the community objects name follows: the renamed role and channel, the staff's mod-log gone with its alerts
+    # (the alert-only rule with them)
+    assert config.onboarding is not None
+    assert "lobby" in config.onboarding.default_channels
+    rules = {rule.name: rule for rule in config.automod or []}
+    assert sorted(rules) == ["Invite links", "Mention spam", "Spam"]
+    assert rules["Invite links"].exempt_roles == ["Admin", "Mods"]
+    assert [action.type for action in rules["Invite links"].actions] == ["block"]

@@ -2,7 +2,7 @@
 
 `apply_edits(config, edits)` is pure: it returns the edited configuration, validated by the schema, and `changes`
 (`[{op, path, old, new}]`, the paths as the configuration's, e.g. `categories[2].channels[5]`). An edit that
-does not apply raises `EditsRejected` naming the edit's index and the reason.
+does not apply raises `EditsRejected` naming the edit's index and the reason (v4's objects: `community_edits`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from svcconf.config.channels import Category, Channel, Overwrite
+from svcconf.config.community_edits import COMMUNITY_KINDS, apply_community_edit, retarget_references
+from svcconf.config.community_edits import EditRefused as _Refused
 from svcconf.config.edits import NO_ID_EDITS, ConfigChange, Edit, EditResult, EditsRejected
 from svcconf.config.permissions import MAX_CHANNELS, MAX_CHANNELS_PER_CATEGORY, MAX_ROLES
 from svcconf.config.roles import EVERYONE, Role
@@ -23,10 +25,6 @@ _LISTS = ("roles", "categories", "channels")
 Loc = tuple[str | int, ...]
 Items = list[dict[str, Any]]
 _MODELS: dict[str, type[BaseModel]] = {"role": Role, "category": Category, "channel": Channel, "overwrite": Overwrite}
-
-
-class _Refused(Exception):
-    pass
 
 
 def apply_edits(config: ServerConfig, edits: Sequence[Edit]) -> EditResult:
@@ -73,6 +71,8 @@ def _apply(data: dict[str, Any], edit: Edit) -> list[ConfigChange]:
         return _set_fields(data, (), fields, ServerConfig)
     if edit.kind == "overwrite":
         return _apply_overwrite(data, edit)
+    if edit.kind in COMMUNITY_KINDS:
+        return apply_community_edit(data, edit)
     if edit.op == "add":
         return _add(data, edit)
     holder, loc, index = _find(data, edit)
@@ -83,7 +83,9 @@ def _apply(data: dict[str, Any], edit: Edit) -> list[ConfigChange]:
         changes = [ConfigChange(op="remove", path=field_path(path), old=item)]
         if edit.kind == "role":
             changes += _retarget_overwrites(data, item["name"], None)
-        return changes
+        gone = [c["name"] for c in item["channels"]] if edit.kind == "category" else [item["name"]]
+        kind = "role" if edit.kind == "role" else "channel"  # a category's references are its channels'
+        return changes + [change for name in gone for change in retarget_references(data, kind, name, None)]
     if edit.op == "rename" or (edit.op == "update" and edit.set and "name" in edit.set):
         new_name = edit.to if edit.op == "rename" else (edit.set or {}).get("name")
         if not isinstance(new_name, str) or not new_name:
@@ -180,7 +182,7 @@ def _rename(data: dict[str, Any], edit: Edit, holder: Items, loc: Loc, index: in
     changes = [ConfigChange(op="rename", path=field_path((*loc, index, "name")), old=old_name, new=item["name"])]
     if edit.kind == "role":
         changes += _retarget_overwrites(data, old_name, item["name"])
-    return changes
+    return changes + retarget_references(data, edit.kind, old_name, item["name"])
 
 
 def _move(data: dict[str, Any], edit: Edit, holder: Items, loc: Loc, index: int) -> list[ConfigChange]:

@@ -12,6 +12,9 @@ that kind, so a field the schema gains is editable without a new edit kind. Addr
   to another category keeps who can do what in it (`_keep_channels_closed`, `_keep_access_on_move` in `apply_edits`);
 - `to` is a rename's new name, or a move's destination category ("" for outside any category); `at` a position.
 Removing or renaming a role updates the overwrites that name it.
+Version 4's objects (`svcconf.config.community_edits`): an AutoMod rule (`automod`) by its `name`, an onboarding
+prompt (`prompt`) by its title in `name`, onboarding's own fields (`onboarding`); the welcome screen is a server field.
+Renaming or removing a role or channel updates what they name of it.
 
 An object's `id` (the platform's, v3) stays with it through renames, moves and updates, so a deploy changes that
 object rather than making a new one; an added object has none, and no edit sets one: ids come from the platform.
@@ -29,7 +32,7 @@ from svcconf.config.schema import ServerConfig
 from svcconf.errors import FieldError
 
 Op = Literal["add", "update", "remove", "move", "rename"]
-Kind = Literal["server", "role", "category", "channel", "overwrite"]
+Kind = Literal["server", "role", "category", "channel", "overwrite", "automod", "prompt", "onboarding"]
 
 
 class Edit(BaseModel):
@@ -37,7 +40,9 @@ class Edit(BaseModel):
 
     op: Op
     kind: Kind
-    name: str | None = Field(None, description="The role, category or channel; an overwrite's role.")
+    name: str | None = Field(
+        None, description="The role, category or channel; an overwrite's role; an AutoMod rule; a prompt's title."
+    )
     cat: str | None = Field(None, description="The channel's category, or the overwrite's category.")
     ch: str | None = Field(None, description="The overwrite's channel (in `cat`).")
     set: dict[str, Any] | None = Field(None, description="add/update: the fields to set (the schema's field names).")

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from svcconf.config.channels import Category, Channel, Overwrite
+from svcconf.config.community import AutomodRule, Onboarding, OnboardingPrompt
 from svcconf.config.edits import Edit
 from svcconf.config.roles import Role
 from svcconf.config.schema import ServerConfig
@@ -25,21 +26,39 @@ _SERVICE_ONLY = ("id",)
 
 def _optional_fields(*models: type[BaseModel], skip: tuple[str, ...] = ()) -> dict[str, Any]:
     fields: dict[str, Any] = {}
+    seen: dict[str, Any] = {}
     for model in models:
         for name, info in model.model_fields.items():
-            if name not in fields and name not in skip and name not in _SERVICE_ONLY:
-                # The field's type with its constraints and validators (a color's "#RRGGBB"), or null.
-                kind: Any = Annotated[info.annotation, *info.metadata] if info.metadata else info.annotation
+            if name in skip or name in _SERVICE_ONLY:
+                continue
+            # The field's type with its constraints and validators (a color's "#RRGGBB"), or null.
+            kind: Any = Annotated[info.annotation, *info.metadata] if info.metadata else info.annotation
+            if name not in fields:
+                seen[name] = info.annotation
                 fields[name] = (kind | None, Field(None, description=info.description))
+            elif info.annotation != seen[name]:  # one name, two meanings (a channel's type, a prompt's): either
+                seen[name] = info.annotation
+                fields[name] = (fields[name][0] | kind, fields[name][1])
     return fields
 
 
 _CLOSED = ConfigDict(extra="forbid")
-# What an `add` or `update` edit may set: any field of a role, category, channel, overwrite or the server.
+# What an `add` or `update` edit may set: any field of a role, category, channel, overwrite or the server, of an
+# AutoMod rule, an onboarding prompt or onboarding itself.
 EditFields = create_model(
     "EditFields",
     __config__=_CLOSED,
-    **_optional_fields(Role, Channel, Category, Overwrite, ServerConfig, skip=("roles", "categories")),
+    **_optional_fields(
+        Role,
+        Channel,
+        Category,
+        Overwrite,
+        ServerConfig,
+        AutomodRule,
+        OnboardingPrompt,
+        Onboarding,
+        skip=(*_LISTS[:2], "prompts"),
+    ),
 )
 
 _SHORTHANDS: dict[str, Any] = {

@@ -27,6 +27,11 @@ MAX_URL_LENGTH = 2048
 MAX_QUICK_REPLIES = 4
 MAX_QUICK_REPLY_LENGTH = 80
 MAX_SUGGESTED_TEMPLATES = 3
+MAX_ANALYSIS_STATUS = 40
+# What of an attachment's analysis the model reads (docs/06-ai.md), and the statuses that say it is
+# finished (the seed leaves the values open: compared ignoring case and surrounding spaces).
+MAX_ANALYSIS_CHARACTERS = 8000
+ANALYSIS_DONE = ("done", "completed")
 
 
 def _https_only(url: str) -> str:
@@ -62,6 +67,28 @@ class Attachment(BaseModel):
     media_type: Literal["image/jpeg", "image/png", "image/gif", "image/webp", "application/pdf"] | None = Field(
         None, description="Guessed from the URL's file extension when absent (an image, else a PDF)."
     )
+    analysis_status: str | None = Field(
+        None,
+        max_length=MAX_ANALYSIS_STATUS,
+        description="The state of another tool's analysis of the file; `done` or `completed` (any case) gives the "
+        "model `analysis_result`.",
+    )
+    analysis_result: str | None = Field(
+        None,
+        description="What another tool read in the file: with `analysis_status` done, its first 8,000 characters go "
+        "to the model as the user's description of the file, whatever its type (counted in the input budget).",
+    )
+
+    def analysis(self) -> str | None:
+        """The analysis the model reads: the first 8,000 characters of a finished one, None otherwise."""
+        if (self.analysis_status or "").strip().casefold() not in ANALYSIS_DONE:
+            return None
+        text = (self.analysis_result or "")[:MAX_ANALYSIS_CHARACTERS]
+        return text if text.strip() else None
+
+    def label(self) -> str:
+        """How the answer and the prompt name the file: its name, else its URL."""
+        return self.name or self.url
 
 
 # openapi.json describes ServerConfig once, as requests take it (deployToChat's); a response schema of its own
@@ -94,6 +121,11 @@ class ChatAnswer(BaseModel):
         None,
         description="With guild_id: what a deploy of `config` there would refuse, one per configuration path "
         "(`[]`: it would pass).",
+    )
+    attachments_used: list[str] = Field(
+        default_factory=list,
+        description="The attachments whose analysis (`analysis_status` done) the model was given as the user's "
+        "description of the file, by name (the URL when it has none).",
     )
     history_trimmed: int = Field(
         0,

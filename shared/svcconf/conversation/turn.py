@@ -9,7 +9,8 @@ invocation's time left, keeping time for a repair round; a cut-off answer keeps 
 An answer that does not apply (its JSON, an edit naming what does not exist, a schema rule broken) gets one repair
 round with the reasons; if that fails too the previous `currentConfig` (if it is valid itself) is returned and the
 reply says so. An invalid configuration is never returned. Files reach the model as URL blocks: the service never
-fetches a URL itself.
+fetches a URL itself; a finished analysis of an attachment reaches it as the user's description of the file
+(svcconf.conversation.attachments).
 
 On a live guild (`guild`, svcconf.conversation.live_guild) the model is told what the bot and the caller may grant
 there; each answer carries what a deploy would do with its configuration (`plan`, `plan_id`) and refuse
@@ -32,10 +33,11 @@ from svcconf.ai.errors import problems_of
 from svcconf.ai.pace import turn_max_tokens
 from svcconf.ai.token_estimate import estimated_request_tokens, file_block_tokens
 from svcconf.api import budget
-from svcconf.config import LintWarning, ServerConfig, lint_config
+from svcconf.config import ServerConfig, lint_config
 from svcconf.config.apply_edits import apply_edits, apply_prefix
 from svcconf.config.compact import expand
 from svcconf.config.edits import ConfigChange, EditsRejected
+from svcconf.conversation.attachments import described_files, sendable_files
 from svcconf.conversation.envelope import ChatTurn, build_of, edits_of, salvage
 from svcconf.conversation.input_budget import FixedPart, first_sent, fixed_fields, fixed_tail, turn_reservation
 from svcconf.conversation.models import (
@@ -50,7 +52,6 @@ from svcconf.conversation.prompt import (
     SYSTEM_PROMPT,
     build_messages,
     file_block,
-    file_media_type,
     refused_turns,
     repair_turns,
 )
@@ -91,7 +92,9 @@ def take_turn(
         raise BadRequest.for_field("messages", "needs at least one user message, or questionnaire_data")
     require_provider()
     previous = _valid_config(current_config)
-    files, unsent = _sendable_files(attachments or [], file_urls or [])
+    files, unsent = sendable_files(attachments or [], file_urls or [])
+    described = described_files(attachments or [])
+    descriptions = [file.block() for file in described]
     max_tokens = turn_max_tokens(reserve_tokens=REPAIR_TOKENS)
     # The model edits the configuration the service will edit: the valid one, or none (a first build).
     known = previous.model_dump(mode="json", exclude_defaults=True, exclude=_NO_IDS) if previous else None
@@ -100,11 +103,15 @@ def take_turn(
     # The fixed part (everything but the older messages) alone must fit the budget; the older ones go as they fit.
     tail_start = fixed_tail(messages)
     older, tail = messages[:tail_start], messages[tail_start:]
-    fixed = build_messages(tail, known, style, questionnaire_data, files, max_tokens, grants=grants)
+    fixed = build_messages(
+        tail, known, style, questionnaire_data, files, max_tokens, grants=grants, descriptions=descriptions
+    )
     fixed_tokens = estimated_request_tokens(SYSTEM_PROMPT, fixed, output_schema(ChatTurn))
     file_tokens = {
-        "attachments": sum(file_block_tokens(file_block(file)) for file in attachments or []),
+        # the files sent, at their allowances (a file neither an image nor a PDF is not sent: it costs nothing)
+        "attachments": sum(file_block_tokens(file_block(file)) for file in attachments or [] if file in files),
         "file_urls": sum(file_block_tokens(file_block(Attachment(url=url))) for url in file_urls or []),
+        **{file.field: file.tokens() for file in described},
     }
     FixedPart(
         fixed_tokens,
@@ -119,7 +126,9 @@ def take_turn(
         ),
     ).check(budget_tokens)
     sent = [*older[first_sent(older, budget_tokens - fixed_tokens, keep_newest=False) :], *tail]
-    prompt = build_messages(sent, known, style, questionnaire_data, files, max_tokens, grants=grants)
+    prompt = build_messages(
+        sent, known, style, questionnaire_data, files, max_tokens, grants=grants, descriptions=descriptions
+    )
     if reserve is not None:  # the day's tokens, before the call: this call and one repair round at most
         input_tokens = estimated_request_tokens(SYSTEM_PROMPT, prompt, output_schema(ChatTurn))
         repair_max_tokens = min(get_settings().ai_max_tokens, max_tokens + REPAIR_TOKENS)
@@ -132,25 +141,8 @@ def take_turn(
         metrics.add_metric(name="AiChatHistoryTrimmed", unit="Count", value=1)
     answer = answer if guild is None else _reviewed(answer, guild)
     answer.warnings = [*unsent, *answer.warnings]
+    answer.attachments_used = [file.label for file in described]
     return answer
-
-
-def _sendable_files(attachments: list[Attachment], file_urls: list[str]) -> tuple[list[Attachment], list[LintWarning]]:
-    """The files the model can read (images and PDFs), and a warning naming each other one: it is not sent (it was
-    once sent labelled as a PDF); another tool's backup goes to deployToChat `import` as `data`."""
-    named = [(f"attachments[{i}]", file) for i, file in enumerate(attachments)]
-    named += [(f"file_urls[{i}]", Attachment(url=url)) for i, url in enumerate(file_urls)]
-    sendable, unsent = [], []
-    for field, file in named:
-        if file_media_type(file) is not None:
-            sendable.append(file)
-            continue
-        message = (
-            f"{file.name or file.url} is neither an image nor a PDF: it was not sent to the model. To start from "
-            "another tool's backup or export (JSON), send it to deployToChat `import` as `data`."
-        )
-        unsent.append(LintWarning(field=field, rule="attachment-not-sent", message=message))
-    return sendable, unsent
 
 
 def _answered(
@@ -219,10 +211,13 @@ def _applied(
 
 def _built(config: ServerConfig) -> list[ConfigChange]:
     data = config.model_dump(mode="json")
-    return [
+    added = [
         ConfigChange(op="add", path=f"{key}[{i}]", new=item)
-        for key in ("roles", "categories", "channels")
-        for i, item in enumerate(data[key])
+        for key in ("roles", "categories", "channels", "automod")
+        for i, item in enumerate(data[key] or [])
+    ]
+    return added + [
+        ConfigChange(op="add", path=key, new=data[key]) for key in ("onboarding", "welcome_screen") if data[key]
     ]
 
 

@@ -90,8 +90,9 @@ def test_files_count_at_their_allowance_and_the_largest_field_is_named(invoke, c
     assert response.status == 400, response.body
     assert [detail["field"] for detail in response.body["details"]] == ["attachments"]  # 2 PDFs: 80,000
     assert [r for r in chat.requests if r.path == "/v1/messages"] == []
-    # One PDF and three images fit (40,000 + 4,800 would not: the budget is raised to let them)
-    monkeypatch.setenv("SVC_AI_MAX_INPUT_TOKENS", "60000")
+    # One PDF and three images fit (40,000 + 4,800 beside a ~16,000-token prompt and schema would not in 40,000: the
+    # budget is raised to let them)
+    monkeypatch.setenv("SVC_AI_MAX_INPUT_TOKENS", "64000")
     get_settings.cache_clear()
     assert invoke("svcAiChat", {**body, "attachments": pdfs[:1]}, headers=bearer("ana")).status == 200
 

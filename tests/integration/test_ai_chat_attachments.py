@@ -131,3 +131,45 @@ def test_attachment_analysis_fields_that_are_not_strings_are_a_400_naming_them(i
         response = ask(invoke, {"messages": [user("x")], "attachments": [attachment]})
         assert response.status == 400, response.body
         assert [d["field"] for d in response.body["details"]] == [field]
+
+
+def test_an_attachment_in_the_seeds_own_fields_is_read_by_its_file_url_and_file_type(invoke, chat):
+    # The seed's attachment: name, file_type, file_size, file_url, project_id, analysis_status, analysis_result
+    seed = {"name": "rules.pdf", "file_size": 48_213, "project_id": "p-1", "analysis_status": "pending"}
+    body = {
+        "messages": [user("Build my server from these")],
+        "attachments": [
+            {**seed, "file_url": "https://files.example/u/8f2c", "file_type": "application/pdf"},
+            {**seed, "name": "shot", "file_url": "https://files.example/u/91ad", "file_type": "image/png"},
+            {**seed, "name": "export.json", "file_url": "https://files.example/u/77e0", "file_type": "text/json"},
+            {**seed, "name": "old.png", "url": "https://files.example/old.png"},  # an earlier release's name
+        ],
+    }
+
+    response = ask(invoke, body)
+
+    assert response.status == 200, response.body
+    # The URL has no extension: the declared type decides; a JSON file is not sent, and is named
+    sources = [(b["type"], b["source"]["url"]) for b in sent_blocks(chat) if b["type"] in ("image", "document")]
+    assert sources == [
+        ("document", "https://files.example/u/8f2c"),
+        ("image", "https://files.example/u/91ad"),
+        ("image", "https://files.example/old.png"),
+    ]
+    [unsent] = [w for w in response.body["warnings"] if w["rule"] == "attachment-not-sent"]
+    assert (unsent["field"], unsent["message"].split(" is ")[0]) == ("attachments[2]", "export.json")
+
+
+def test_an_attachment_without_a_url_or_with_a_mistyped_seed_field_is_a_400_naming_it(invoke, chat):
+    for attachment, field in (
+        ({"name": "rules.pdf", "file_type": "application/pdf"}, "attachments[0].file_url"),
+        ({"file_url": "http://files.example/a.pdf"}, "attachments[0].file_url"),
+        ({"file_url": "https://e.com/a.pdf", "file_size": "48213"}, "attachments[0].file_size"),
+        ({"file_url": "https://e.com/a.pdf", "file_size": -1}, "attachments[0].file_size"),
+        ({"file_url": "https://e.com/a.pdf", "file_type": ""}, "attachments[0].file_type"),
+        ({"file_url": "https://e.com/a.pdf", "project_id": 7}, "attachments[0].project_id"),
+    ):
+        response = ask(invoke, {"messages": [user("x")], "attachments": [attachment]})
+        assert response.status == 400, (attachment, response.body)
+        assert [d["field"] for d in response.body["details"]] == [field], attachment
+    assert [r for r in chat.requests if r.path == "/v1/messages"] == []

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal, Protocol
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, Field, WithJsonSchema
+from pydantic import AfterValidator, AliasChoices, BaseModel, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from svcconf.config import LintWarning, ServerConfig
@@ -28,6 +28,8 @@ MAX_QUICK_REPLIES = 4
 MAX_QUICK_REPLY_LENGTH = 80
 MAX_SUGGESTED_TEMPLATES = 3
 MAX_ANALYSIS_STATUS = 40
+MAX_FILE_TYPE_LENGTH = 255  # a MIME type's name is at most 127 + 1 + 127 (RFC 6838)
+MAX_PROJECT_ID_LENGTH = 128
 # What of an attachment's analysis the model reads (docs/06-ai.md), and the statuses that say it is
 # finished (the seed leaves the values open: compared ignoring case and surrounding spaces).
 MAX_ANALYSIS_CHARACTERS = 8000
@@ -62,10 +64,25 @@ class ChatMessage(BaseModel):
 class Attachment(BaseModel):
     """A file the user attached, by its https URL (the provider fetches it; this service never does)."""
 
-    url: HttpsUrl
+    # The seed names the URL `file_url`; earlier releases of this service read `url`, which stays accepted.
+    url: HttpsUrl = Field(
+        validation_alias=AliasChoices("file_url", "url"),
+        description="The file's https URL (`url` is read too, as earlier releases named it).",
+    )
     name: str | None = Field(None, min_length=1, max_length=255)
     media_type: Literal["image/jpeg", "image/png", "image/gif", "image/webp", "application/pdf"] | None = Field(
-        None, description="Guessed from the URL's file extension when absent (an image, else a PDF)."
+        None, description="Guessed from `file_type`, else from the URL's file extension, when absent."
+    )
+    file_type: str | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_FILE_TYPE_LENGTH,
+        description="The file's MIME type as the app knows it: an image (JPEG, PNG, GIF, WebP) or a PDF is sent to "
+        "the model; any other type is not (the answer's warnings name it).",
+    )
+    file_size: float | None = Field(None, ge=0, strict=True, description="Bytes; kept for the app, not read.")
+    project_id: str | None = Field(
+        None, min_length=1, max_length=MAX_PROJECT_ID_LENGTH, description="The app's project; not read."
     )
     analysis_status: str | None = Field(
         None,

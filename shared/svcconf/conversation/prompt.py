@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 DOCUMENT_TYPES = ("application/pdf",)  # what the Messages API takes as a URL document source
+READABLE_TYPES = (*IMAGE_TYPES, *DOCUMENT_TYPES)  # what the model reads as a file
+UNTYPED = ("application/octet-stream", "binary/octet-stream")  # a declared type that says nothing: the URL decides
 _IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".webp")
 _DOCUMENT_SUFFIXES = (".pdf",)
 CONTEXT_OPEN, CONTEXT_CLOSE = "<service_context>", "</service_context>"
@@ -196,10 +198,16 @@ Never invent secrets, links or personal data. Never include any text outside the
 
 
 def file_media_type(file: Attachment) -> str | None:
-    """The file's type as the model takes it: the one given, else guessed from the URL's extension (an image or a
-    PDF); None for any other file, which is not sent (it was once sent labelled as a PDF)."""
+    """The file's type as the model takes it: `media_type`, else `file_type` when the model reads that type, else
+    guessed from the URL's extension (an image or a PDF); None for any other file, which is not sent (it was once
+    sent labelled as a PDF)."""
     if file.media_type is not None:
         return file.media_type
+    declared = (file.file_type or "").split(";")[0].strip().lower()
+    if declared in READABLE_TYPES:
+        return declared
+    if declared and declared not in UNTYPED:
+        return None  # the app knows the file is of another type: a JSON export, a text, a spreadsheet
     path = urlsplit(file.url).path.lower()
     if path.endswith(_IMAGE_SUFFIXES):
         return "image/png"

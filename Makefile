@@ -2,7 +2,7 @@
 # pip and Debian's packages). The Lambda runtime is Python 3.13; the Makefile looks for it, pyenv's included.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-.PHONY: help check-python venv sam-venv node-tools clients-venv checkov-venv browser api-docs-layer run invoke test lint api-lint typecheck format build openapi openapi-check bench fuzz load clean checkov translate smoke
+.PHONY: help check-python tools venv sam-venv node-tools clients-venv checkov-venv browser api-docs-layer run invoke test lint api-lint typecheck format build openapi openapi-check bench fuzz load clean checkov translate smoke
 
 PYTHON313 ?= $(shell for p in python3.13 $$HOME/.pyenv/versions/3.13*/bin/python3.13 /root/.pyenv/versions/3.13*/bin/python3.13 /usr/local/bin/python3.13 /usr/bin/python3.13; do "$$p" -c 'import sys; assert sys.version_info[:2] == (3, 13)' >/dev/null 2>&1 && { echo "$$p"; break; }; done)
 VENV := .venv
@@ -150,7 +150,11 @@ openapi: venv  ## regenerate openapi.json from the handlers
 openapi-check: venv
 	$(PY) -m local.openapi --check
 
-test: lint build openapi-check clients-venv browser  ## everything CI runs: lint, build, openapi check, all tests, the quick benchmarks, the mutation gate
+# Every virtualenv and the npm tools, side by side: on a fresh machine they are independent downloads and installs.
+tools:
+	@$(MAKE) --no-print-directory -j5 venv sam-venv checkov-venv clients-venv node-tools
+
+test: tools lint build openapi-check clients-venv browser  ## everything CI runs: lint, build, openapi check, all tests, the quick benchmarks, the mutation gate
 	$(SAY) "pytest: unit, integration, infrastructure and end-to-end tests on 2 workers (a few minutes)"
 	$(PY) -m pytest -n 2 --dist loadfile --durations=20
 	@$(MAKE) --no-print-directory bench-quick

@@ -8,7 +8,9 @@ Pure. `read_backup` tells the shape apart, in the contract's order, and converts
   of its discord.js 13 releases (channel types as strings) and of its forks (channel types as numbers).
 - `template`: a native template (the `GET /guilds/templates/{code}` answer or its `serialized_source_guild`, ids
   small placeholders), read by `deploy_engine/native_template.py`.
-- `platform`: the platform's own GET answers (`roles`, `channels`, optional `guild` and `members`).
+- `platform`: the platform's own GET answers (`roles`, `channels`, optional `guild` and `members`), and a
+  deployment's snapshot (`deploy_engine/snapshot.py`: the same objects, with `categories`, `settings`, `features`
+  and the v4 objects in keys of their own).
 - `unknown`: anything else, never restorable, with `problems` naming what a restore would need.
 
 The last three are read as the guild they describe and exported like a live one (`deploy_engine/export.py`), so
@@ -36,6 +38,7 @@ from svcconf.backups.reading import (
     problems_of,
 )
 from svcconf.chat import Channel, Guild, Role
+from svcconf.chat.community import AutomodRule, GuildOnboarding, WelcomeScreen
 from svcconf.chat.templates import TemplateSnapshot
 from svcconf.config import ALL_PERMISSIONS, EVERYONE, PERMISSION_BITS, ServerConfig
 from svcconf.deploy_engine.attributes import GuildSettings
@@ -129,8 +132,15 @@ def _is_platform(data: Mapping[str, Any]) -> bool:
     channels = list_of_objects(data.get("channels"))
     if not roles or channels is None:
         return False
+    channels = [*channels, *(_categories(data) or [])]
     snowflakes = all(SNOWFLAKE.match(str(item.get("id", ""))) for item in [*roles, *channels])
     return snowflakes and all("permission_overwrites" in channel for channel in channels)
+
+
+def _categories(data: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """The categories a deployment's snapshot keeps in a list of their own (`GuildSnapshot.backup_data`); the
+    platform's own answer has them among `channels`."""
+    return list_of_objects(data.get("categories"))
 
 
 def _unknownproblems_of(data: Mapping[str, Any]) -> list[FieldError]:
@@ -214,8 +224,9 @@ def _read_platform(data: dict[str, Any]) -> BackupReading:
     raw_guild = data.get("guild") if isinstance(data.get("guild"), dict) else None
     try:
         roles = [Role.model_validate(role) for role in (data.get("roles") or (raw_guild or {}).get("roles") or [])]
-        channels = [Channel.model_validate(channel) for channel in data["channels"]]
+        channels = [Channel.model_validate(channel) for channel in [*(_categories(data) or []), *data["channels"]]]
         guild = Guild.model_validate({**raw_guild, "roles": roles}) if raw_guild else None
+        snapshot = _snapshot_parts(data)
     except ValidationError as invalid:
         raise Unreadable(problems_of(invalid)) from None
     everyone = next((role for role in roles if role.name == EVERYONE), None)
@@ -226,19 +237,22 @@ def _read_platform(data: dict[str, Any]) -> BackupReading:
         )
         raise Unreadable([FieldError(field="roles", message=message)])
     settings_source = guild or Guild(id=guild_id, name=str(data.get("name") or "server"), roles=roles)
+    # a snapshot's guild is its id and name: its settings, features and v4 objects are keys of their own
+    settings = snapshot.pop("settings", None) or GuildSettings.of(settings_source)
     live = LiveGuild(
         id=guild_id,
         name=settings_source.name,
         owner_id=settings_source.owner_id,
-        features=settings_source.features,
-        settings=GuildSettings.of(settings_source),
+        features=snapshot.pop("features", None) or settings_source.features,
+        settings=settings,
         roles=roles,
         channels=channels,
         bot_role_ids=[],
+        **snapshot,
     )
-    exported = export_config(live, settings_source, ids=True)
+    exported = export_config(live, live.settings, ids=True)
     config = exported.config
-    if guild is None:  # no settings were read: a restore leaves the server's as they are
+    if guild is None and not isinstance(data.get("settings"), dict):  # none read: a restore leaves the server's
         config = config.model_copy(update={"settings": None})
     warnings = losses_of(exported)
     warnings += [
@@ -259,6 +273,23 @@ def _read_platform(data: dict[str, Any]) -> BackupReading:
         owner_id=settings_source.owner_id,
         administrator_ids=administrators,
     )
+
+
+def _snapshot_parts(data: Mapping[str, Any]) -> dict[str, Any]:
+    """What a deployment's snapshot (or a bot's dump of the same GET answers) holds beside the roles and channels:
+    the settings, the features and the v4 objects (absent: not read, as in a live guild the bot could not read)."""
+    parts: dict[str, Any] = {}
+    if isinstance(data.get("settings"), dict):
+        parts["settings"] = GuildSettings.model_validate(data["settings"])
+    if isinstance(data.get("features"), list):
+        parts["features"] = [str(feature) for feature in data["features"]]
+    if isinstance(data.get("automod_rules"), list):
+        parts["automod_rules"] = [AutomodRule.model_validate(rule) for rule in data["automod_rules"]]
+    if isinstance(data.get("onboarding"), dict):
+        parts["onboarding"] = GuildOnboarding.model_validate(data["onboarding"])
+    if isinstance(data.get("welcome_screen"), dict):
+        parts["welcome_screen"] = WelcomeScreen.model_validate(data["welcome_screen"])
+    return parts
 
 
 def _platform_members(

@@ -112,4 +112,5 @@ def caller_view(live: LiveGuild, standing: CallerStanding) -> CallerView:
     shown = viewable | shown_parents
     visible = [channel for channel in live.channels if channel.id in shown]
     hidden = [channel for channel in live.channels if channel.id not in shown]
-    return CallerView(live=live.model_copy(update={"channels": visible}), hidden=hidden)
+    seen = live.model_copy(update={"channels": visible, "hidden_channel_ids": frozenset(c.id for c in hidden)})
+    return CallerView(live=seen, hidden=hidden)

@@ -49,6 +49,9 @@ class LiveGuild(BaseModel):
     automod_rules: list[AutomodRule] | None = None
     onboarding: GuildOnboarding | None = None
     welcome_screen: WelcomeScreen | None = None
+    # The channels left out of `channels` because the caller cannot view them (`caller_rights.caller_view`): a
+    # deploy keeps the v4 objects' references to them as the server has them. Empty in the bot's own view.
+    hidden_channel_ids: frozenset[str] = frozenset()
 
     @cached_property
     def everyone(self) -> Role:

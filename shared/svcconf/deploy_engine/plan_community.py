@@ -8,7 +8,8 @@ screen (after the channels and the settings, so the roles and channels they name
   only if that plan listed it). Deletions go first, so the per-trigger maxima have room.
 - Onboarding and the welcome screen are one object each: an `update` with the fields that differ.
 What the configuration leaves out (`automod`, `onboarding` or `welcome_screen` absent) is left as the server has it,
-and so is what the bot could not read (`LiveGuild` holds None).
+and so is what the bot could not read (`LiveGuild` holds None), and every reference of these objects to a channel the
+caller cannot view (`hidden_refs.py`): they could not name it, so leaving it out removes nothing.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from svcconf.deploy_engine.community import (
     welcome_config,
     welcome_differences,
 )
+from svcconf.deploy_engine.hidden_refs import onboarding_keeping_hidden, rule_keeping_hidden, welcome_keeping_hidden
 from svcconf.deploy_engine.matching import config_channel_key, placed_channels
 from svcconf.deploy_engine.plan_state import PlanState
 from svcconf.deploy_engine.steps import Change, CommunityStep, PlanItem, role_key
@@ -131,6 +133,8 @@ class CommunityPlanner(PlanState):
             key, field = automod_key(rule.name), f"automod[{index}]"
             body = rule_body(rule, self._role_ref, self._channel_ref)
             found = by_name.get(rule.name.casefold())
+            if found is not None:  # what the caller cannot see of it stays as the server has it
+                body = rule_keeping_hidden(body, found, self.live.hidden_channel_ids)
             if found is not None and found.trigger_type != body["trigger_type"]:
                 # The platform cannot change a rule's trigger: the old rule goes, a new one comes.
                 note = "its trigger changes: the rule is deleted and created again"
@@ -212,6 +216,7 @@ class CommunityPlanner(PlanState):
             return
         live = self.live.onboarding or GuildOnboarding(guild_id=self.live.id)  # unread: as the preflight says
         body = onboarding_body(onboarding, live, self._role_ref, self._channel_ref)
+        body = onboarding_keeping_hidden(body, live, self.live.hidden_channel_ids)
         differ = onboarding_differences(body, live)
         role_names, channel_names = self._names()
         old = onboarding_config(live, role_names, channel_names)
@@ -261,7 +266,7 @@ class CommunityPlanner(PlanState):
             )
             return
         enabled = "WELCOME_SCREEN_ENABLED" in self.live.features
-        body = welcome_body(screen, self._channel_ref)
+        body = welcome_keeping_hidden(welcome_body(screen, self._channel_ref), live, self.live.hidden_channel_ids)
         differ = welcome_differences(body, live, enabled)
         _, channel_names = self._names()
         old = welcome_config(live, enabled, channel_names)

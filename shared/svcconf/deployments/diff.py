@@ -3,10 +3,11 @@ guild) into the backup, as plan items.
 
 The backup's configuration is planned against the other side as a pruning deploy would plan it (ids matched first,
 through the guild's id map, then names); every item but `keep` is a change, and an object only in `against` is a
-`delete`. Against the live guild, in `user_id`'s view when given (the channels they cannot view left out), else the
-bot's. Against another backup, that backup's configuration read as the guild it describes
-(`deploy_engine/configured.py`): roles, categories, channels, overwrites and settings are compared; both backups
-must be restorable (else 409 with the problems of the one that is not).
+`delete`. With `user_id`, in that user's view (`backup_view.py`), against either side: the channels they could not
+view under each backup's own overwrites, or that the guild hides from them now, are left out of both, so the diff
+names neither them nor their ids; without it, the bot's. Against another backup, that backup's configuration read
+as the guild it describes (`deploy_engine/configured.py`): roles, categories, channels, overwrites and settings are
+compared; both backups must be restorable (else 409 with the problems of the one that is not).
 Members: for each member of the backup still in the guild (against a backup: each member, when that backup holds
 members; one it does not list held none of its roles), the backup's roles they lack (`missing`) and the roles of the
 backup's configuration they hold that the backup did not give them (`extra`), by role name.
@@ -22,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from svcconf import caller_rights
 from svcconf.backups import archive
 from svcconf.backups.formats import BackupReading, read_backup
+from svcconf.caller_rights import CallerStanding, CallerView
 from svcconf.chat import UnknownGuild, get_chat_client
 from svcconf.config import ServerConfig
 from svcconf.deploy_engine.configured import configured_guild
@@ -30,10 +32,12 @@ from svcconf.deploy_engine.member_grants import MemberWants, wanted_roles
 from svcconf.deploy_engine.member_reads import HeldRoles
 from svcconf.deploy_engine.plan import plan_deployment
 from svcconf.deploy_engine.steps import PlanItem, role_key
+from svcconf.deployments.backup_view import in_callers_view
 from svcconf.deployments.ids import translated
 from svcconf.errors import BackupNotFound, BadRequest, Conflict, FieldError
 
 LIVE = "live"
+Viewer = tuple[CallerStanding, CallerView]  # a chat user's standing in the guild now, and the guild as they see it
 Holding = Callable[[str], set[str] | None]  # a member's role ids on the other side; None: not there (or unknown)
 
 
@@ -70,10 +74,13 @@ class BackupDiff(BaseModel):
 def diff_backup(backup_id: str, against: str, user_id: str | None) -> BackupDiff:
     backup = archive.get_backup(backup_id)
     reading, config = _comparable(backup, "backup_id")
+    viewer = _viewer(backup.guild_id, user_id) if user_id is not None else None
     if against == LIVE:
-        before, holding = _live(backup.guild_id, user_id)
+        before, holding = _live(backup.guild_id, viewer)
     else:
-        before, holding = _other_backup(against, backup.guild_id)
+        before, holding = _other_backup(against, backup.guild_id, viewer)
+    if viewer is not None:
+        config = in_callers_view(config, *viewer)
     # the members' roles are the backup's own ids: its configuration before the id map's translation
     wants = wanted_roles(config, ((m.user_id, m.roles) for m in reading.members))
     config = translated(config, before)
@@ -98,23 +105,28 @@ def _comparable(backup: archive.Backup, field: str) -> tuple[BackupReading, Serv
     return reading, reading.config
 
 
-def _live(guild_id: str, user_id: str | None) -> tuple[LiveGuild, Holding]:
-    """The live guild (in `user_id`'s view when given), and its members' roles as the bot reads them now (from the
-    member list, or one by one when the platform refuses the list)."""
-    client = get_chat_client()
+def _read_guild(guild_id: str) -> LiveGuild:
     try:
-        live = read_live_guild(client, guild_id)
+        return read_live_guild(get_chat_client(), guild_id)
     except UnknownGuild as missing:
         raise BotNotInBackupGuild() from missing
-    if user_id is not None:
-        _, seen = caller_rights.as_caller(client, live, user_id)
-        live = seen.live
-
-    return live, HeldRoles(client, live.id).of  # asked in user-id order: the member list, 1,000 a page
 
 
-def _other_backup(against: str, guild_id: str) -> tuple[LiveGuild, Holding]:
-    """Another backup of the same guild, as the guild it describes, and its members' roles (none listed: unknown)."""
+def _viewer(guild_id: str, user_id: str) -> Viewer:
+    """`user_id`'s standing in the backup's guild now, and the guild as they see it."""
+    return caller_rights.as_caller(get_chat_client(), _read_guild(guild_id), user_id)
+
+
+def _live(guild_id: str, viewer: Viewer | None) -> tuple[LiveGuild, Holding]:
+    """The live guild (in the viewer's view when given, else the bot's), and its members' roles as the bot reads them
+    now (from the member list, or one by one when the platform refuses the list)."""
+    live = viewer[1].live if viewer is not None else _read_guild(guild_id)
+    return live, HeldRoles(get_chat_client(), live.id).of  # asked in user-id order: the member list, 1,000 a page
+
+
+def _other_backup(against: str, guild_id: str, viewer: Viewer | None) -> tuple[LiveGuild, Holding]:
+    """Another backup of the same guild (in the viewer's view when given), as the guild it describes, and its members'
+    roles (none listed: unknown)."""
     try:
         other = archive.get_backup(against)
     except BackupNotFound as unknown:
@@ -126,6 +138,8 @@ def _other_backup(against: str, guild_id: str) -> tuple[LiveGuild, Holding]:
         message = f'must be a backup of the same server ({guild_id}), or "live"'
         raise BadRequest(f"against: {message}.", details=[FieldError(field="against", message=message)])
     reading, config = _comparable(other, "against")
+    if viewer is not None:
+        config = in_callers_view(config, *viewer)
     held = {member.user_id: set(member.roles) for member in reading.members}
     has_members = "members" in other.backup_data  # else made without them: nothing is known of anyone's roles
 

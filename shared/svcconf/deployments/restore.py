@@ -46,6 +46,7 @@ from svcconf.deploy_engine.steps import (
 )
 from svcconf.deployments import quota as creation_quota
 from svcconf.deployments.answers import DeploymentView, DryRun, view
+from svcconf.deployments.backup_view import in_callers_view
 from svcconf.deployments.common import planned_steps
 from svcconf.deployments.ids import translated
 from svcconf.deployments.queueing import new_deployment_id, queue_deployment
@@ -170,23 +171,6 @@ def _backup_config(asked: RestoreAsked) -> tuple[archive.Backup, BackupReading, 
     return backup, reading, reading.config
 
 
-def _without_hidden(config: ServerConfig, seen: CallerView) -> ServerConfig:
-    """The backup's channels the caller cannot view (by id, in the guild now) are left out of what they restore."""
-    hidden = {channel.id for channel in seen.hidden}
-    if not hidden:
-        return config
-    return config.model_copy(
-        update={
-            "categories": [
-                c.model_copy(update={"channels": [ch for ch in c.channels if ch.id not in hidden]})
-                for c in config.categories
-                if c.id not in hidden
-            ],
-            "channels": [ch for ch in config.channels if ch.id not in hidden],
-        }
-    )
-
-
 class _Checked(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -207,7 +191,7 @@ def _checked(chat_user_id: str, asked: RestoreAsked) -> _Checked:
     standing, seen = _standing(live, chat_user_id)
     if backup.guild_id != asked.guild_id:
         _may_copy(chat_user_id, backup.guild_id, reading)
-    config = _without_hidden(config, seen)
+    config = in_callers_view(config, standing, seen)  # what they could not view is not theirs to restore
     source = RestoreSource(
         backup_id=backup.backup_id,
         only=list(dict.fromkeys(asked.only)),

@@ -42,6 +42,7 @@ from svcconf.deploy_engine.attributes import GuildSettings
 from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.live import LiveGuild
 from svcconf.deploy_engine.native_template import template_config
+from svcconf.deploy_engine.uncarried import COMMUNITY_KINDS, not_carried
 from svcconf.errors import FieldError
 
 # What a backup made from the live guild adds to the configuration (the shared interface of issue 30).
@@ -237,6 +238,7 @@ def _read_platform(data: dict[str, Any]) -> BackupReading:
         bot_role_ids=[],
     )
     exported = export_config(live, settings_source, ids=True)
+    exported.warnings[:0] = not_carried("the platform format (roles, channels, guild, members)", COMMUNITY_KINDS)
     config = exported.config
     if guild is None:  # no settings were read: a restore leaves the server's as they are
         config = config.model_copy(update={"settings": None})

@@ -1,7 +1,7 @@
-"""deployToChat: a role an onboarding option hands out counts as granted to @everyone (docs/05-deploy-engine.md): anyone who
-joins may pick it. Its dangerous permissions need the same acknowledgement as giving them to @everyone, compared per
-matched object (the server's onboarding already handing out the same role with them needs none), and it must be
-strictly below the bot's highest role (the preflight's 409)."""
+"""deployToChat: a role an onboarding option hands out counts as granted to @everyone (docs/05-deploy-engine.md):
+anyone who joins may pick it. Its dangerous permissions need the same acknowledgement as giving them to @everyone,
+compared per matched object (the server's onboarding already handing out the same role with them needs none), and it
+must be strictly below the bot's highest role (the preflight's 409)."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field, RootModel
 from svcconf.accounts.chat_account import managed_guild
 from svcconf.api.auth import BearerUser, bearer_user
 from svcconf.api.examples import DEPLOY_ANSWERS, DEPLOY_QUEUED, DEPLOY_REQUESTS
+from svcconf.api.examples_community import COMMUNITY_DEPLOY_ANSWERS, COMMUNITY_DEPLOY_REQUESTS
 from svcconf.api.examples_restore import DEPLOY_RESTORE_REQUESTS, RESTORE_QUEUED
 from svcconf.api.fields import Snowflake
 from svcconf.api.resolver import MIB, create_app, lambda_entry_point
@@ -177,7 +178,7 @@ app = create_app("deployToChat", max_body_bytes=MIB)
             "deploy with dry_run: the plan and its warnings; export, import: a "
             "configuration read from a server or a native template",
             DeployToChatAnswer,
-            DEPLOY_ANSWERS,
+            {**DEPLOY_ANSWERS, **COMMUNITY_DEPLOY_ANSWERS},
         ),
         202: success(
             "deploy, rollback or restore: queued; the worker applies it (read its progress with info)",
@@ -205,7 +206,12 @@ app = create_app("deployToChat", max_body_bytes=MIB)
 )
 def deploy_to_chat(
     request: Annotated[
-        DeployToChatRequest, Body(openapi_examples=request_examples({**DEPLOY_REQUESTS, **DEPLOY_RESTORE_REQUESTS}))
+        DeployToChatRequest,
+        Body(
+            openapi_examples=request_examples(
+                {**DEPLOY_REQUESTS, **COMMUNITY_DEPLOY_REQUESTS, **DEPLOY_RESTORE_REQUESTS}
+            )
+        ),
     ],
     user: Annotated[BearerUser, Depends(bearer_user)],
 ) -> Response[Answer]:

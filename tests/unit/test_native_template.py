@@ -227,3 +227,27 @@ def test_an_overwrite_type_of_no_known_name_is_a_validation_error_naming_it_neve
         TemplateSnapshot.model_validate(body)
 
     assert [error["loc"] for error in refused.value.errors()] == [("channels", 0, "permission_overwrites", 0, "type")]
+
+
+def test_a_templates_gradient_and_holographic_colours_come_through_and_what_it_cannot_hold_is_said_once_each():
+    body = snapshot()
+    body["roles"][1]["colors"] = {"primary_color": 0x2ECC71, "secondary_color": 0x0000FF, "tertiary_color": None}
+    body["roles"][2] |= {"color": 0xA9C9FF, "colors": {"primary_color": 0xA9C9FF, "secondary_color": 0xFFBBEC,
+                                                       "tertiary_color": 0xFFC3A0}}  # fmt: skip
+
+    exported = template_config(TemplateSnapshot.model_validate(body))
+
+    colours = {
+        role.name: role.colors.model_dump(exclude_none=True, exclude_defaults=True) if role.colors else None
+        for role in exported.config.roles
+    }
+    assert colours == {
+        "Student": {"primary": 0x2ECC71, "secondary": 0x0000FF},
+        "Tutor": {"primary": 0xA9C9FF, "holographic": True},
+    }
+    assert [(w.field, w.rule) for w in exported.warnings if w.rule == "not-carried"] == [
+        ("automod", "not-carried"),
+        ("onboarding", "not-carried"),
+        ("welcome_screen", "not-carried"),
+    ]
+    assert (exported.config.automod, exported.config.onboarding, exported.config.welcome_screen) == (None, None, None)

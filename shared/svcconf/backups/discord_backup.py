@@ -21,6 +21,7 @@ from svcconf.config import CHANNEL_TYPES, EVERYONE
 from svcconf.deploy_engine.attributes import GuildSettings
 from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.live import LiveGuild
+from svcconf.deploy_engine.uncarried import COMMUNITY_KINDS, not_carried
 from svcconf.errors import FieldError
 
 CATEGORY = CHANNEL_TYPES["category"]
@@ -119,6 +120,7 @@ class _DiscordBackup:
             bot_role_ids=[],
         )
         exported = export_config(live, guild, ids=False)
+        exported.warnings[:0] = not_carried("discord-backup", (*COMMUNITY_KINDS, "colors"))
         return BackupReading(
             format="discord-backup",
             restorable=True,

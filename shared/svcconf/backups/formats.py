@@ -45,6 +45,7 @@ from svcconf.deploy_engine.attributes import GuildSettings
 from svcconf.deploy_engine.export import export_config
 from svcconf.deploy_engine.live import LiveGuild
 from svcconf.deploy_engine.native_template import template_config
+from svcconf.deploy_engine.uncarried import COMMUNITY_KINDS, not_carried
 from svcconf.errors import FieldError
 
 # What a backup made from the live guild adds to the configuration (the shared interface of issue 30).
@@ -251,6 +252,9 @@ def _read_platform(data: dict[str, Any]) -> BackupReading:
         **snapshot,
     )
     exported = export_config(live, live.settings, ids=True)
+    # the GET answers of the guild, its roles and channels hold none of v4's kinds; a snapshot holds those it read
+    missing = [kind for kind in COMMUNITY_KINDS if SNAPSHOT_KEYS[kind] not in snapshot]
+    exported.warnings[:0] = not_carried("the platform format (roles, channels, guild, members)", missing)
     config = exported.config
     if guild is None and not isinstance(data.get("settings"), dict):  # none read: a restore leaves the server's
         config = config.model_copy(update={"settings": None})
@@ -273,6 +277,9 @@ def _read_platform(data: dict[str, Any]) -> BackupReading:
         owner_id=settings_source.owner_id,
         administrator_ids=administrators,
     )
+
+
+SNAPSHOT_KEYS = {"automod": "automod_rules", "onboarding": "onboarding", "welcome_screen": "welcome_screen"}
 
 
 def _snapshot_parts(data: Mapping[str, Any]) -> dict[str, Any]:

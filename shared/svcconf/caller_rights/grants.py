@@ -1,14 +1,16 @@
 """Dangerous grants need an acknowledgement: a configuration that gives @everyone (its server-wide permissions or an
 overwrite) or every role (of two or more) a dangerous permission (the lint's list, docs/05-deploy-engine.md) is
-deployed only when the request names those lint rules in `acknowledge`.
+deployed only when the request names those lint rules in `acknowledge`. v4: a role an onboarding option hands out
+counts as granted to @everyone (anyone who joins may pick it).
 
 An AI answer steered by a prompt or an attachment, or an imported public template, can carry such a grant without
 anyone having asked for it; the dry run shows the lint's findings as warnings, svcAiChat as `problems`.
 
 Compared per permission and per matched object (docs/05-deploy-engine.md): what the server already grants on the same
 object (@everyone's base permissions; the same category's or channel's @everyone overwrite; every configured role,
-each matched to a live role that holds it) needs none, whatever else the server grants; the same grant on another
-object, or on a new one, does. The refusal names exactly the permissions that are new there.
+each matched to a live role that holds it; a role the server's onboarding already hands out, holding it) needs none,
+whatever else the server grants; the same grant on another object, or on a new one, does. The refusal names exactly
+the permissions that are new there.
 """
 
 from __future__ import annotations
@@ -25,12 +27,13 @@ from svcconf.deploy_engine.steps import category_key, role_key
 from svcconf.errors import Conflict, FieldError
 
 # The lint's rules that find a dangerous permission given to every member.
-EVERYONE_BASE, EVERYONE_OVERWRITE, EVERY_ROLE = (
+EVERYONE_BASE, EVERYONE_OVERWRITE, EVERY_ROLE, ONBOARDING_ROLE = (
     "everyone-permissions-dangerous",
     "everyone-dangerous-permission",
     "every-role-dangerous-permission",
+    "onboarding-dangerous-role",
 )
-DANGEROUS_GRANT_RULES = frozenset({EVERYONE_BASE, EVERYONE_OVERWRITE, EVERY_ROLE})
+DANGEROUS_GRANT_RULES = frozenset({EVERYONE_BASE, EVERYONE_OVERWRITE, EVERY_ROLE, ONBOARDING_ROLE})
 
 
 class GrantNotAcknowledged(Conflict):
@@ -100,6 +103,7 @@ def _new_grants(config: ServerConfig, live: LiveGuild | None, ids: Mapping[str, 
                 "so every member would get it: allow a staff role instead.",
             )
     yield from _every_role(config, live, ids, base)
+    yield from _onboarding_roles(config, live, ids, base)
 
 
 def _every_role(
@@ -127,6 +131,41 @@ def _every_role(
             message=f"All {len(config.roles)} roles of this configuration would grant {_listing(new)}, which not "
             "every one of them grants now, so every member with any role would hold it: keep it to trusted staff.",
         )
+
+
+def _onboarding_roles(
+    config: ServerConfig, live: LiveGuild | None, ids: Mapping[str, str], base: set[str]
+) -> Iterator[FieldError]:
+    """Each role an onboarding option hands out with a dangerous permission that the server's onboarding does not
+    already hand out with it (the same live role, in any of its options), once per role."""
+    if config.onboarding is None:
+        return
+    roles = {role.name: role for role in config.roles}
+    handed_now = (
+        {r for p in live.onboarding.prompts for o in p.options for r in o.role_ids}
+        if live and live.onboarding
+        else set()
+    )
+    live_roles = {role.id: role for role in live.roles} if live is not None else {}
+    seen: set[str] = set()
+    for p, prompt in enumerate(config.onboarding.prompts):
+        for o, option in enumerate(prompt.options):
+            for n, name in enumerate(option.roles):
+                role = roles.get(name)
+                if role is None or name in seen:
+                    continue
+                seen.add(name)
+                live_id = ids.get(role_key(name), "")
+                found = live_roles.get(live_id) if live_id in handed_now else None
+                held = from_bitfield(found.permissions) if found is not None else []
+                new = [permission for permission in _new(role.permissions, held) if permission not in base]
+                if new:
+                    yield FieldError(
+                        field=f"onboarding.prompts[{p}].options[{o}].roles[{n}]",
+                        rule=ONBOARDING_ROLE,
+                        message=f"Onboarding would hand out role '{name}', which grants {_listing(new)}: anyone who "
+                        "joins may pick it, as if @everyone held it; hand out a role without them.",
+                    )
 
 
 def _places(config: ServerConfig) -> Iterator[tuple[str, str, str, list[Overwrite]]]:

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from svcconf.chat.models import Bitfield, ChatModel, DefaultReaction, PermissionOverwrite, Snowflake
+from svcconf.chat.models import Bitfield, ChatModel, DefaultReaction, PermissionOverwrite, RoleColors, Snowflake
 
 
 def _empty_if_null(value: Any) -> Any:
@@ -60,6 +60,7 @@ class TemplateRole(ChatModel):
     mentionable: bool = False
     icon: str | None = None
     unicode_emoji: str | None = None
+    colors: RoleColors | None = None  # since 2025, gradients included (absent from older templates)
 
     @model_validator(mode="before")
     @classmethod

@@ -13,6 +13,7 @@ from svcconf.chat.templates import TemplateChannel, TemplateSnapshot
 from svcconf.config import EVERYONE
 from svcconf.deploy_engine.export import Exported, export_config
 from svcconf.deploy_engine.live import LiveGuild
+from svcconf.deploy_engine.uncarried import COMMUNITY_KINDS, not_carried
 
 EVERYONE_PLACEHOLDER = "0"
 UNNAMED_BASE = 1_000_000  # ids for channels the snapshot gives none, past any placeholder
@@ -54,8 +55,10 @@ def template_guild(snapshot: TemplateSnapshot) -> LiveGuild:
 
 
 def template_config(snapshot: TemplateSnapshot) -> Exported:
-    """The template's guild as a configuration, and what it had to leave out."""
+    """The template's guild as a configuration, and what it had to leave out or cannot hold (its roles' gradients it
+    holds: the snapshot's roles carry `colors`)."""
     exported = export_config(template_guild(snapshot), snapshot, ids=False)  # placeholders name no server's object
     if not any(role.id == EVERYONE_PLACEHOLDER or role.name == EVERYONE for role in snapshot.roles):
         exported.config.everyone_permissions = None
+    exported.warnings[:0] = not_carried("a native template", COMMUNITY_KINDS)
     return exported

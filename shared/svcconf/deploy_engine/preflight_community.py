@@ -1,6 +1,7 @@
 """What the platform would refuse of a plan's v4 steps, said before any write (the preflight's 409s):
 - the bot's own permissions: MANAGE_GUILD for AutoMod, onboarding and the welcome screen, MANAGE_ROLES for
-  onboarding, MODERATE_MEMBERS for a timeout action;
+  onboarding, MODERATE_MEMBERS for a timeout action; a role an onboarding option hands out strictly below the bot's
+  highest role (the platform lets a bot give only roles below its own);
 - the welcome screen of a server without COMMUNITY;
 - onboarding enabled with fewer default channels than the platform requires (7, of which 5 let @everyone send
   messages; in advanced mode the prompts' channels count too), judged with the server's own overwrites (and, for a
@@ -65,11 +66,26 @@ def _bot_permissions(live: LiveGuild, steps: list[CommunityStep]) -> Iterator[Fi
     for step in steps:
         if step.op == "put_onboarding" and not held & MANAGE_ROLES:
             yield FieldError(field=step.field, message="the bot needs MANAGE_ROLES in this server to change onboarding")
+        if step.op == "put_onboarding":
+            yield from _handed_out_above_the_bot(live, step)
         timeouts = [a for a in step.payload.get("actions", []) if a.get("type") == TIMEOUT]
         if timeouts and not held & MODERATE_MEMBERS:
             yield FieldError(
                 field=f"{step.field}.actions",
                 message="the bot needs MODERATE_MEMBERS in this server for a timeout action",
+            )
+
+
+def _handed_out_above_the_bot(live: LiveGuild, step: CommunityStep) -> Iterator[FieldError]:
+    roles = {role.id: role for role in live.roles}
+    handed = {r for p in step.payload.get("prompts", []) for o in p["options"] for r in o["role_ids"]}
+    for role_id in sorted(handed):
+        role = roles.get(role_id)  # a role the deploy creates (REF) is made below the bot
+        if role is not None and role.position >= live.bot_top_position:
+            yield FieldError(
+                field=step.field,
+                message=f"role '{role.name}' is not below the bot's highest role ('{live.bot_top_role_name}'): an "
+                "onboarding option cannot hand it out",
             )
 
 

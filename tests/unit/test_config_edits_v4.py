@@ -139,6 +139,37 @@ def test_a_channel_rename_follows_and_a_removed_alert_channel_takes_its_alerts_w
     ]
 
 
+def test_a_removed_role_leaves_the_options_and_exemptions_that_named_it_and_nothing_else():
+    gone = apply_edits(gaming_build(), [edit(op="remove", kind="role", name="Moderator")])
+
+    exempt = {rule.name: rule.exempt_roles for rule in gone.config.automod or []}
+    assert exempt == {"Spam": [], "Mention spam": ["Admin"], "Slurs": [], "Invite links": ["Admin"]}
+    assert [(o.title, o.roles) for o in gone.config.onboarding.prompts[0].options] == [  # type: ignore[union-attr]
+        (g, [g]) for g in ("Minecraft", "Valorant", "Fortnite")
+    ]
+    removed = [c.model_dump() for c in gone.changes if c.op == "remove" and c.path.startswith("automod")]
+    assert removed == [
+        {"op": "remove", "path": "automod[1].exempt_roles[1]", "old": "Moderator", "new": None},
+        {"op": "remove", "path": "automod[3].exempt_roles[1]", "old": "Moderator", "new": None},
+    ]
+    handed_out = apply_edits(gaming_build(), [edit(op="remove", kind="role", name="Valorant")])
+    options = handed_out.config.onboarding.prompts[0].options  # type: ignore[union-attr]
+    assert [(o.title, o.roles) for o in options] == [
+        ("Minecraft", ["Minecraft"]),
+        ("Valorant", []),
+        ("Fortnite", ["Fortnite"]),
+    ]
+
+
+def test_a_removed_category_takes_its_channels_out_of_onboarding_and_leaves_the_others():
+    gone = apply_edits(gaming_build(), [edit(op="remove", kind="category", name="Gaming")])
+
+    onboarding = gone.config.onboarding
+    assert onboarding is not None
+    assert onboarding.default_channels == ["rules", "announcements", "general", "off-topic"]
+    assert [o.channels for o in onboarding.prompts[0].options] == [[], [], []]  # looking-for-group was in Gaming
+
+
 def test_a_build_too_long_for_the_output_budget_leaves_onboarding_and_automod_to_go_on_which_adds_them_as_edits():
     questionnaire = {"purpose": "gaming", "roles": 20, "channels": 60}
     prompt = build_messages([], None, None, questionnaire, [], 850)  # what a 26 s turn may write, a repair kept

@@ -35,6 +35,7 @@ HOUR = 3600.0
 FINISHED = ("succeeded", "partial", "failed", "cancelled")
 GRANT = "PUT /guilds/{guild_id}/members/{user_id}/roles/{role_id}"
 MEMBER_READ = "GET /guilds/{guild_id}/members/{user_id}"
+MEMBER_LIST = "GET /guilds/{guild_id}/members"
 # What the request reads and the worker reads again when it plans (docs/05-deploy-engine.md): the guild with its
 # roles, its channels, the bot's member, the caller's member, and v4's AutoMod rules, onboarding and welcome screen
 # (a Community server's)
@@ -190,16 +191,19 @@ def _minimum(
 ) -> dict[str, int]:
     """The fewest platform requests a restore of this nuke can make, by part (the request and the worker)."""
     members_now = len(after["members"])
-    dangerous_holders = 1  # the moderator, the one member the backup gave ADMINISTRATOR: read by the request
     return {
-        "live reads (request + worker)": 2 * LIVE_READS,
-        "dangerous roles' holders read": dangerous_holders,
+        # the bot's own member once: it is kept for the process's life, and make run's functions share one process
+        # (Lambda's request and worker containers would read it once each)
+        "live reads (request + worker)": 2 * LIVE_READS - 1,
+        # who still lacks a dangerous role (the moderator, whom the backup gave ADMINISTRATOR): the request reads the
+        # member list up to them
+        "member list page read by the request": 1,
         "creations (one per deleted role, category, channel)": len(done.deleted_roles) + len(done.deleted_channels),
         "updates (one per object renamed, left without its category, or without an overwrite)": len(
             set(done.renamed) | nuke.orphans(built, done, after) | nuke.stripped_channels(before, after)
         ),
         "positions (one role order: new roles land at the bottom)": 1,
-        "member list pages of 1,000": members_now // 1000 + 1,  # a full last page asks once more
+        "member list pages of 1,000 read by the worker": members_now // 1000 + 1,  # a full last page asks again
         "grants (one per role a member lacks)": grants,
     }
 
@@ -216,12 +220,9 @@ def _print_restore(
     print(f"  platform requests: {len(log)}, minimum {sum(minimum.values())}:")
     for part, count in minimum.items():
         print(f"    {count:>5}  {part}")
-    # the live reads count 4 member reads (the bot's and the caller's, at the request and in the worker)
-    one_by_one = routes.count(MEMBER_READ) - 4 - minimum["dangerous roles' holders read"]
-    print(
-        f"  member list: {one_by_one} reads of one member each where the minimum has"
-        f" {minimum['member list pages of 1,000']} page(s) (the paged member list, on its way, brings them down)"
-    )
+    alone = [e["path"].rsplit("/", 1)[-1] for e in log if f"{e['method']} {e['route']}" == MEMBER_READ]
+    pages = [e["query"] for e in log if f"{e['method']} {e['route']}" == MEMBER_LIST]
+    print(f"  member reads: {len(pages)} list page(s) {pages}, {len(alone)} member(s) read alone {alone}")
     for route in sorted(set(routes)):
         print(f"    {routes.count(route):>5}  {route}")
     print(f"  429s: {len(limited)} ({', '.join(sorted({e['route'] for e in limited})) or 'none'})")
@@ -237,7 +238,8 @@ def _print_restore(
         f" ({', '.join(f'{n} {r.split()[0]} {r.split()[1]}' for r, n in paced.items())}): {seconds / ideal:.2f}x"
     )
     assert not limited, f"{len(limited)} requests answered 429"
-    writes = {  # each at its minimum: only the reads are above it (the member list)
+    assert len(log) == sum(minimum.values()), f"{len(log)} requests, {sum(minimum.values())} at least"
+    writes = {  # each at its minimum
         "creations": sum(1 for r in routes if r.startswith("POST")),
         "updates": routes.count("PATCH /channels/{channel_id}")
         + routes.count("PATCH /guilds/{guild_id}/roles/{role_id}"),

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from svcconf.api.auth import BearerUser, bearer_user
 from svcconf.api.examples import AI_CHAT_ANSWERS, AI_CHAT_REQUESTS
-from svcconf.api.examples_ai_community import COMMUNITY_AI_CHAT_ANSWERS, COMMUNITY_AI_CHAT_REQUESTS
+from svcconf.api.examples_ai_community import COMMUNITY_AI_CHAT_ANSWERS
 from svcconf.api.fields import Snowflake
 from svcconf.api.near_miss import ShapedAs
 from svcconf.api.resolver import MIB, create_app, lambda_entry_point
@@ -88,9 +88,7 @@ app = create_app("svcAiChat", max_body_bytes=MIB)
     },
 )
 def svc_ai_chat(
-    request: Annotated[
-        AiChatRequest, Body(openapi_examples=request_examples({**AI_CHAT_REQUESTS, **COMMUNITY_AI_CHAT_REQUESTS}))
-    ],
+    request: Annotated[AiChatRequest, Body(openapi_examples=request_examples(AI_CHAT_REQUESTS))],
     user: Annotated[BearerUser, Depends(bearer_user)],
 ) -> ChatAnswer:
     if request.guild_id is None:

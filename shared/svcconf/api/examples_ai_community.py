@@ -1,6 +1,10 @@
 """openapi.json's example of svcAiChat's first build of a gaming community with onboarding and AutoMod: the handler's
 answer, captured from a run against the local AI model, with null fields left out and the `changes` of roles and
 categories abridged to their names, as in examples.py.
+
+Its request is not a request example of the document: the fuzz gate builds its cases from the document's examples,
+and each one grown from this request is a whole community written at a real model's pace (~12 s). The request stays
+here for tests/integration/test_examples_v4.py, which replays it so the answer cannot drift.
 """
 
 from __future__ import annotations

@@ -123,7 +123,9 @@ def test_parallel_turns_cannot_pass_the_day_s_tokens_together(invoke, chat, cloc
     monkeypatch.setenv("SVC_AI_TOKENS_PER_DAY", str(int(reserved * 2.5)))
     get_settings.cache_clear()
     calls_before = len([r for r in chat.requests if r.path == "/v1/messages"])
-    chat.script(*[Step(delay=8) for _ in range(5)])  # 8 s answers: the five turns overlap, even on a busy machine
+    # 20 s answers: the five turns reserve before the first settles, even on a busy machine (a turn now builds a
+    # ~16,000-token prompt before it reserves)
+    chat.script(*[Step(delay=20) for _ in range(5)])
     # When a fresh user sends five turns at once
     start = threading.Barrier(5)
     answers: list = [None] * 5

@@ -93,11 +93,14 @@ def test_a_platform_outage_midway_requeues_the_rest_and_the_deploy_still_complet
         if response.request.method == "POST" and response.request.url.endswith("/roles"):
             roles_created["roles"] += 1
             if roles_created["roles"] == 5:
-                linked.configure(fail_next=4)  # the 6th role and its 3 retries answer 503
+                # From here the platform answers 503 until the outage ends: the 6th role and its 3 retries, and
+                # whatever steps run beside it in the other buckets.
+                linked.configure(fail_next=1000)
 
     get_chat_client().session.hooks["response"].append(outage_after_five_roles)
     queue.drain()
     paused = info(invoke)
+    linked.configure(fail_next=0)  # the outage ends
     time.sleep(1.2)  # the continuation waits out its delay
     queue.drain()
 

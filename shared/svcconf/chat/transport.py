@@ -57,6 +57,7 @@ from svcconf.chat.errors import (
 )
 from svcconf.chat.models import ChatUser
 from svcconf.chat.ratelimit import (
+    GLOBAL_REQUESTS_PER_SECOND,
     MAJOR_PARAMETERS,
     RateLimitBlocked,
     RateLimiter,
@@ -184,7 +185,9 @@ class ChatTransport:
         self.session = session or _new_session()
         self._clock = clock
         self._sleep = sleep
-        self.limiter = limiter or RateLimiter(clock=clock, sleep=sleep)
+        # The bot's own requests (a deploy's steps side by side) leave the users' share of the global rate free.
+        own_rate = GLOBAL_REQUESTS_PER_SECOND - min(self.settings.chat_user_requests_per_second, 40)
+        self.limiter = limiter or RateLimiter(clock=clock, sleep=sleep, global_per_second=own_rate)
         self._rng = rng or random.Random()  # noqa: S311 - jitter, not cryptography
         self.max_retries = max_retries
         self.max_rate_limit_retries = max_rate_limit_retries

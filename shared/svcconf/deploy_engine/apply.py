@@ -1,4 +1,5 @@
-"""Applying a plan: one platform request per step, each outcome handed to a checkpoint before the next step.
+"""Applying a plan: one platform request per step (two for a channel whose flags only a modify takes), the steps
+side by side across the platform's buckets in the order they need (`scheduler.py`), each outcome checkpointed.
 
 What a failure means decides what happens next:
 - the platform refuses one object (missing permissions, an invalid body, a cap, an object gone): that object
@@ -11,7 +12,10 @@ What a failure means decides what happens next:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextvars
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -31,6 +35,7 @@ from svcconf.chat import (
     UnknownRole,
 )
 from svcconf.deploy_engine.apply_community import Unresolved, apply_community
+from svcconf.deploy_engine.scheduler import AwaitedIds, StepScheduler, StepsStopped
 from svcconf.deploy_engine.steps import (
     KIND_GROUPS,
     ROLE_OVERWRITE,
@@ -45,6 +50,10 @@ from svcconf.deploy_engine.steps import (
     RoleStep,
     Step,
 )
+
+# What runs beside the steps: given the ids as the steps make them and whether they are still going, it says
+# whether it finished.
+Beside = Callable[[Mapping[str, str], Callable[[], bool]], bool]
 
 
 class ItemError(BaseModel):
@@ -122,17 +131,38 @@ class PlanApplier:
         checkpoint: Callable[[StepOutcome], None],
         has_time: Callable[[], bool],
         intend: Callable[[Step], None] = lambda step: None,
+        beside: Beside | None = None,
     ) -> bool:
-        """Applies the steps not in `skip`, each announced to `intend` before its write; False when time ran out
-        before the last one."""
-        for step in self.plan.steps:
-            if step.key in skip:
-                continue
-            if not has_time():
+        """Applies the steps not in `skip` side by side across the platform's buckets (`scheduler.py`), each
+        announced to `intend` before its write and its outcome handed to `checkpoint`, one at a time; False when
+        time ran out before the last one. `beside` runs alongside (a restore's member grants), given the ids as the
+        steps make them and whether the steps are still going; its result joins the steps'."""
+        scheduler = StepScheduler(self.plan.steps, self.guild_id)
+        journal = threading.Lock()  # one write to the deployment's record at a time
+
+        def execute(step: Step) -> None:
+            with journal:
+                intend(step)
+            outcome = self._apply(step)
+            with journal:
+                checkpoint(outcome)
+
+        if beside is None:
+            return scheduler.run(execute, has_time=has_time, skip=skip)
+        with ThreadPoolExecutor(1, thread_name_prefix="beside") as pool:
+            ids = AwaitedIds(self.ids, scheduler)
+            alongside = pool.submit(
+                contextvars.copy_context().run, beside, ids, lambda: has_time() and not scheduler.stopped
+            )
+            try:
+                finished = scheduler.run(execute, has_time=has_time, skip=skip)
+            except BaseException:
+                alongside.exception()  # it stops too (the steps are no longer going); the steps' failure is raised
+                raise
+            try:
+                return alongside.result() and finished
+            except StepsStopped:  # it waited for a step the run did not reach: the next run goes on from its cursor
                 return False
-            intend(step)
-            checkpoint(self._apply(step))
-        return True
 
     def _apply(self, step: Step) -> StepOutcome:
         outcome = StepOutcome(key=step.key)

@@ -1,18 +1,19 @@
 """A restore's members: the request's check of the dangerous roles it would grant back; the worker's grants of the
-backup's roles after the plan's steps (from the record's cursor on, journaled, resumed across invocations), and the
+backup's roles beside the plan's steps (from the record's cursor on, journaled, resumed across invocations), and the
 rollback of a restore taking those grants back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections import ChainMap
+from collections.abc import Callable, Mapping, MutableMapping
+from typing import cast
 
 from svcconf.backups import archive
 from svcconf.backups.formats import read_backup
 from svcconf.chat import ChatClient, MissingPermissions, UnknownMember, UnknownRole
 from svcconf.deploy_engine.member_grants import GrantProgress, MemberWants, grant_members, wanted_roles
 from svcconf.deploy_engine.member_reads import HeldRoles
-from svcconf.deploy_engine.steps import DeploymentPlan
 from svcconf.deployments.common import deployment_repository
 from svcconf.store import restore_journal
 from svcconf.store.deployment_items import DeploymentRecord, MemberCounts
@@ -40,9 +41,10 @@ def lacking_dangerous(
 
 
 def restore_members(
-    client: ChatClient, record: DeploymentRecord, plan: DeploymentPlan, has_time: Callable[[], bool]
+    client: ChatClient, record: DeploymentRecord, ids: Mapping[str, str], has_time: Callable[[], bool]
 ) -> bool:
-    """After the plan's steps: the members' roles, from the record's cursor on; False when time ran out first."""
+    """Beside the plan's steps: the members' roles, from the record's cursor on, each role's id read from `ids` (the
+    plan's, each waited for until the step that makes it has ended); False when time ran out first."""
     if record.restore is None or not record.restore.members:
         return True
     fresh = deployment_repository().get(record.user_id, record.project_id, record.deployment_id) or record
@@ -64,7 +66,7 @@ def restore_members(
         client,
         record.guild_id,
         wants,
-        {**plan.ids, **fresh.journal_created},
+        ChainMap(cast("MutableMapping[str, str]", ids), fresh.journal_created),  # read only: never written
         progress,
         made=made,
         checkpoint=checkpoint,

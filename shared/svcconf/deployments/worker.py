@@ -11,7 +11,7 @@ it wrote is journaled, and its guild is freed.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -112,14 +112,17 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
             if status == "cancelled":
                 raise DeploymentCancelled(record.deployment_id)  # journaled: now stop, before the next step
 
+        def members_back(ids: Mapping[str, str], going: Callable[[], bool]) -> bool:
+            """Beside the steps: members get their roles back, each grant once the role it names is made."""
+            return restore_members.restore_members(client, record, ids, going)
+
         finished = applier.run(
             skip=set(record.journal_failed),
             checkpoint=checkpoint,
             has_time=lambda: seconds_left() > margin,
             intend=intend,
+            beside=members_back if record.kind == "restore" else None,
         )
-        if finished and record.kind == "restore":  # then the members get their roles back
-            finished = restore_members.restore_members(client, record, plan, lambda: seconds_left() > margin)
         if finished and target is not None and target.kind == "restore":  # and its rollback takes them back
             finished = restore_members.take_back_grants(client, record, target, lambda: seconds_left() > margin)
     except (DeploymentInterrupted, ChatRateLimited, ChatUnavailable) as pause:
@@ -197,22 +200,39 @@ def _worker_plan(
 def _adopt_unrecorded(
     repository: DeploymentRepository, record: DeploymentRecord, live: LiveGuild, plan: DeploymentPlan
 ) -> None:
-    """A run killed between a platform write and its checkpoint left one object its journal does not name: that
-    of the newest intent (each write's intent follows the previous write's checkpoint). It is adopted only if the
-    live object is that write's doing: for a create, one the snapshot did not hold, made (its id's time) while the
-    write could run; for an update, one that differs from the snapshot. An object a person made meanwhile under
-    the same name has no intent of ours, or another time: it is never adopted, so no rollback deletes it."""
+    """A run killed between platform writes and their checkpoints left objects its journal does not name: those of
+    the intents not followed by a checkpoint (one per bucket the run had busy: `deploy_engine/scheduler.py`). Each
+    is adopted only if the live object is that write's doing: for a create, one the snapshot did not hold, made
+    (its id's time) while the write could run; for an update, one that differs from the snapshot. An object a
+    person made meanwhile under the same name has no intent of ours, or another time: it is never adopted, so no
+    rollback deletes it."""
     journaled = {
         *record.journal_created,
         *record.journal_updated,
         *record.journal_deleted,
         *record.journal_failed,
     }
-    pending = [(at, key) for key, at in record.journal_intents.items() if key not in journaled]
+    pending = sorted((at, key) for key, at in record.journal_intents.items() if key not in journaled)
     if not pending:
         return
-    at, key = max(pending)
     before = GuildSnapshot.from_backup_data(archive.get_backup(record.backup_id or "").backup_data)
+    # The steps in flight when the run ended were all sent within one call's longest wait of the newest; an older
+    # intent is a step some earlier run was stopped before (the plan no longer holds it, or it is journaled).
+    newest, longest = pending[-1][0], get_settings().chat_max_wait_seconds * 1000
+    for at, key in pending:
+        if newest - at <= longest:
+            _adopt(repository, record, live, plan, before, key, at)
+
+
+def _adopt(
+    repository: DeploymentRepository,
+    record: DeploymentRecord,
+    live: LiveGuild,
+    plan: DeploymentPlan,
+    before: GuildSnapshot,
+    key: str,
+    at: int,
+) -> None:
     deleted = key.removeprefix("delete:") if key.startswith("delete:") else None
     if deleted is not None and _object(live, deleted) is None:  # the lost run's delete: the rollback makes it again
         gone = _object(before, deleted)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -53,7 +53,7 @@ from svcconf.deploy_engine.steps import (
 
 # What runs beside the steps: given the ids as the steps make them and whether they are still going, it says
 # whether it finished.
-Beside = Callable[[Mapping[str, str], Callable[[], bool]], bool]
+Beside = Callable[[AwaitedIds, Callable[[], bool]], bool]
 
 
 class ItemError(BaseModel):

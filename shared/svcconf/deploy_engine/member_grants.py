@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
@@ -152,6 +153,16 @@ def plan_members(
     return plan, reads.warnings()
 
 
+class Making(Protocol):
+    """The roles a restore's steps are making beside its grants (`deploy_engine.scheduler.AwaitedIds`)."""
+
+    def made(self, key: str) -> bool:
+        """Whether the role's id can be read now (made, or not made by the steps at all)."""
+
+    def wait_any(self, keys: list[str]) -> None:
+        """Returns once one of the roles is made, or the steps stopped."""
+
+
 @dataclass
 class GrantProgress:
     cursor: int
@@ -172,17 +183,53 @@ def grant_members(
     checkpoint: Callable[[GrantProgress], None],
     has_time: Callable[[], bool],
     reason: str,
+    making: Making | None = None,
 ) -> bool:
     """Grants from `progress.cursor` on, appending each grant to `made`; False when time ran out first. What each
-    member holds comes from the member list, read from the cursor's member on (`HeldRoles`)."""
+    member holds comes from the member list, read from the cursor's member on (`HeldRoles`).
+
+    A role the restore's steps are still `making` beside the grants is granted once it is made, and the members
+    after go first meanwhile, so the grants' bucket does not idle while a grant could go. The cursor stays at the
+    first member with a grant still to make, so a resumed run reads the list again from there (what was granted
+    is held: nothing twice)."""
+    made_yet = making.made if making is not None else lambda key: True
     since = 0
     reads = HeldRoles(client, guild_id)
+    later: dict[int, tuple[list[WantedRole], set[str]]] = {}  # member index -> roles not made yet, what they hold
+    waiting: dict[str, list[int]] = {}  # a role not made yet -> the members waiting for it
+    walked = progress.cursor
+
+    def grant(user_id: str, roles: list[WantedRole], held: set[str]) -> bool:
+        return _grant(client, guild_id, user_id, roles, held, ids, progress, made, reason)
+
     try:
-        while progress.cursor < len(wants):
+        while walked < len(wants) or later:
             if not has_time():
                 return False
-            _grant_one(client, guild_id, wants[progress.cursor], ids, progress, made, reason, reads)
-            progress.cursor += 1
+            for key in [key for key in waiting if made_yet(key)]:  # roles made since: their members' grants
+                for index in (index for index in waiting.pop(key) if index in later):
+                    roles, holds = later[index]
+                    ready, left = [r for r in roles if r.key == key], [r for r in roles if r.key != key]
+                    if grant(wants[index].user_id, ready, holds) and left:
+                        later[index] = (left, holds)  # in its place: `later` keeps the walk's order
+                    else:
+                        del later[index]
+            if walked < len(wants):
+                want = wants[walked]
+                held = reads.of(want.user_id)
+                if held is None:
+                    progress.left_server += 1
+                else:
+                    unmade = [role for role in want.roles if not made_yet(role.key)]
+                    ready = [role for role in want.roles if role not in unmade]
+                    if grant(want.user_id, ready, held) and unmade:
+                        later[walked] = (unmade, held)
+                        for role in unmade:
+                            waiting.setdefault(role.key, []).append(walked)
+                walked += 1
+            elif making is not None:  # the walk is over: wait until one of the roles waited for is made
+                making.wait_any(list(waiting))
+            progress.cursor = next(iter(later), walked)  # members enter `later` in the walk's order
             since += 1
             if since >= CHECKPOINT_MEMBERS:
                 checkpoint(progress)
@@ -192,36 +239,37 @@ def grant_members(
     return True
 
 
-def _grant_one(
+def _grant(
     client: ChatClient,
     guild_id: str,
-    want: MemberWants,
+    user_id: str,
+    roles: list[WantedRole],
+    held: set[str],
     ids: Mapping[str, str],
     progress: GrantProgress,
     made: list[tuple[str, str]],
     reason: str,
-    reads: HeldRoles,
-) -> None:
-    held = reads.of(want.user_id)
-    if held is None:
-        progress.left_server += 1
-        return
-    for role in _missing(want, held, ids):
+) -> bool:
+    """Grants the member each of `roles` they lack; False when they left the server meanwhile."""
+    for role in roles:
         role_id = ids.get(role.key)
+        if role_id in held:
+            continue
         if role_id is None:  # its creation failed: nothing to grant
             progress.planned += 1
             progress.failed += 1
             continue
         try:
-            client.add_member_role(guild_id, want.user_id, role_id, reason=reason)
+            client.add_member_role(guild_id, user_id, role_id, reason=reason)
         except UnknownMember:  # left between the read and the grant
             progress.left_server += 1
-            return
+            return False
         except (MissingPermissions, UnknownRole):
             progress.planned += 1
             progress.failed += 1
             continue
         progress.planned += 1
         progress.granted += 1
-        made.append((want.user_id, role_id))
+        made.append((user_id, role_id))
         held.add(role_id)  # the list's set: the same member listed twice in the backup is not granted it again
+    return True

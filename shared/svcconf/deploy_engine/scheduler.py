@@ -67,6 +67,16 @@ class StepScheduler:
             raise self._error
         return not any(pending.values())
 
+    def has_run(self, key: str) -> bool:
+        """Whether what the plan writes to `key` is done (True when no step of it writes `key`), without waiting."""
+        index = self._last_of.get(key)
+        return index is None or index in self._done
+
+    def wait_any(self, keys: list[str]) -> None:
+        """Returns once the step of one of `keys` has run, or the run stopped or ended."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._stopped or self._ended or any(self.has_run(key) for key in keys))
+
     def wait_for(self, key: str) -> bool:
         """Waits until the last step that writes `key` has ended; False when the run stopped before it ran (True at
         once when no step of this plan writes it)."""
@@ -128,6 +138,13 @@ class AwaitedIds(Mapping[str, str]):
     def __init__(self, ids: Mapping[str, str], scheduler: StepScheduler):
         self._ids = ids
         self._scheduler = scheduler
+
+    def made(self, key: str) -> bool:
+        """Whether the object's id can be read without waiting (its step has run, or none of the plan makes it)."""
+        return self._scheduler.has_run(key)
+
+    def wait_any(self, keys: list[str]) -> None:
+        self._scheduler.wait_any(keys)
 
     def __getitem__(self, key: str) -> str:
         if not self._scheduler.wait_for(key):

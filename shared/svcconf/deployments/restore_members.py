@@ -14,6 +14,7 @@ from svcconf.backups.formats import read_backup
 from svcconf.chat import ChatClient, MissingPermissions, UnknownMember, UnknownRole
 from svcconf.deploy_engine.member_grants import GrantProgress, MemberWants, grant_members, wanted_roles
 from svcconf.deploy_engine.member_reads import HeldRoles
+from svcconf.deploy_engine.scheduler import AwaitedIds
 from svcconf.deployments.common import deployment_repository
 from svcconf.store import restore_journal
 from svcconf.store.deployment_items import DeploymentRecord, MemberCounts
@@ -41,7 +42,7 @@ def lacking_dangerous(
 
 
 def restore_members(
-    client: ChatClient, record: DeploymentRecord, ids: Mapping[str, str], has_time: Callable[[], bool]
+    client: ChatClient, record: DeploymentRecord, ids: AwaitedIds, has_time: Callable[[], bool]
 ) -> bool:
     """Beside the plan's steps: the members' roles, from the record's cursor on, each role's id read from `ids` (the
     plan's, each waited for until the step that makes it has ended); False when time ran out first."""
@@ -72,6 +73,7 @@ def restore_members(
         checkpoint=checkpoint,
         has_time=has_time,
         reason=f"svc restore {record.deployment_id}",
+        making=ids,
     )
 
 

@@ -1,17 +1,18 @@
 """The worker side of a deployment (deployWorker): run, resume, wait and finish.
 
-`run_job` snapshots the guild before its first write, applies the plan step by step with a checkpoint after each,
+`run_job` snapshots the guild before its first write, applies the plan's steps side by side across the platform's
+buckets (`deploy_engine/scheduler.py`) with a checkpoint after each,
 re-queues the rest when its time runs low or the platform asks to wait, and ends `succeeded`, `partial` or
 `failed`. A wait longer than SQS can delay (the platform's creation quota: hours) makes the deployment `waiting`
 until `resumes_at`, when an EventBridge Scheduler one-time schedule queues it again. A deployment cancelled
-(`cancel.py`) stops between two steps: the intent before each write and the checkpoint after each step tell it, what
+(`cancel.py`) starts no more steps: the intent before each write and the checkpoint after each step tell it, what
 it wrote is journaled, and its guild is freed.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -31,6 +32,7 @@ from svcconf.deploy_engine.apply import (
 from svcconf.deploy_engine.journal import epoch_ms, fingerprint, fingerprint_of, guild_fields, made_by_the_write
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
 from svcconf.deploy_engine.plan import plan_deployment
+from svcconf.deploy_engine.scheduler import AwaitedIds
 from svcconf.deploy_engine.snapshot import GuildSnapshot, channel_state, role_state
 from svcconf.deploy_engine.steps import KIND_GROUPS, DeploymentPlan, Step
 from svcconf.deployments import quota as creation_quota
@@ -112,7 +114,7 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
             if status == "cancelled":
                 raise DeploymentCancelled(record.deployment_id)  # journaled: now stop, before the next step
 
-        def members_back(ids: Mapping[str, str], going: Callable[[], bool]) -> bool:
+        def members_back(ids: AwaitedIds, going: Callable[[], bool]) -> bool:
             """Beside the steps: members get their roles back, each grant once the role it names is made."""
             return restore_members.restore_members(client, record, ids, going)
 

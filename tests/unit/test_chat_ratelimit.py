@@ -420,8 +420,11 @@ def test_answers_of_one_window_out_of_order_keep_the_lower_count_and_a_late_one_
     limiter.record_response(GRANT_A, window_headers(remaining=4))
     # When an earlier request's answer of that window (its reset 40 ms off by rounding) comes after it with 6 left
     limiter.record_response(REMOVAL_A, window_headers(remaining=6, reset=WINDOW_END + 0.04))
-    # Then 4 are left, until the later of the two ends
+    # Then 4 are left, until the later of the two ends, in the window the first named
     assert limiter.observed(GRANT_A) == BucketView(limit=10, remaining=4, reset_after=pytest.approx(1.04))
+    state = limiter.state_of(GRANT_A)
+    assert state is not None
+    assert state.window == WINDOW_END
     # When an answer names the next window (a second later) with 9 left
     limiter.record_response(GRANT_A, window_headers(remaining=9, reset=WINDOW_END + 1.0))
     # Then that window's count holds, and an answer of the window before, come late, changes nothing
@@ -455,3 +458,27 @@ def test_a_global_429_settles_its_request_s_claim(limiter: RateLimiter, clock: F
     clock.now += 0.5
     # Then its retry goes at once: the refused request is no longer on its way
     assert limiter.delay(GRANT_A) == (0.0, "")
+
+
+@pytest.mark.parametrize(("offset", "remaining"), [(-0.05, 2), (0.05, 4), (-0.06, 4), (0.06, 6)])
+def test_answers_within_50_ms_of_a_window_s_reset_are_of_that_window(
+    limiter: RateLimiter, offset: float, remaining: int
+):
+    # Given an answer of the window ending at WINDOW_END with 4 left
+    limiter.record_response(GRANT_A, window_headers(remaining=4))
+    # When another names a reset `offset` seconds off: 2 left 50 ms before, 6 left after
+    limiter.record_response(GRANT_A, window_headers(remaining=6 if offset > 0 else 2, reset=WINDOW_END + offset))
+    # Then within 50 ms it is that window (the lower count), further before it is late (ignored), after it the next
+    state = limiter.state_of(GRANT_A)
+    assert state is not None
+    assert state.remaining == remaining
+
+
+def test_an_answer_without_a_bucket_settles_its_claim(limiter: RateLimiter, clock: FakeClock):
+    # Given a request answered without rate-limit headers, then another answered in a bucket with 4 left
+    limiter.acquire(INVITE, deadline=clock.now + 1)
+    limiter.record_response(INVITE, {"Content-Type": "application/json"})
+    limiter.acquire(INVITE, deadline=clock.now + 1)
+    limiter.record_response(INVITE, bucket_headers("b-invites", remaining=4, reset_after=1.0))
+    # Then 4 are left: the first request is not counted as still on its way
+    assert limiter.observed(INVITE) == BucketView(limit=5, remaining=4, reset_after=1.0)

@@ -255,7 +255,7 @@ class RateLimiter:
         if state is not None:
             if state.reset_at <= now and state.limit is not None:
                 # The window has passed: a fresh one, less the claims on their way (the platform may count them in it).
-                state.remaining = max(0, state.limit - self._in_flight(key, now))
+                state.remaining = state.limit - self._in_flight(key, now)
                 state.reset_at = now
             # Claimed before the answer comes, so concurrent callers do not overrun the bucket.
             state.remaining = max(0, state.remaining - 1)
@@ -277,8 +277,6 @@ class RateLimiter:
         sent = self._sent.get(key)
         if sent:
             sent.popleft()
-        if not sent:
-            self._sent.pop(key, None)
 
     def _update_bucket(self, route: RouteKey, values: dict[str, str], now: float) -> None:
         """Called once per answer: it settles one claim of the route's bucket, then reads the headers."""

@@ -20,6 +20,7 @@ from local.chat_sandbox.access import permissions_of
 from local.chat_sandbox.bodies import Snowflake
 from local.chat_sandbox.payloads import forum_json, settings_json, sorted_channels, sorted_roles
 from local.chat_sandbox.protocol import ADMINISTRATOR, GUILD_FORUM, MANAGE_GUILD, Answer, render
+from local.chat_sandbox.routes import ROUTES
 from svcconf.errors import ErrorBody, FieldError, field_path, reason_phrase
 
 if TYPE_CHECKING:
@@ -70,7 +71,21 @@ def _log(state: SandboxState, data: dict[str, Any], params: dict[str, str]) -> t
 
 
 def _configure(state: SandboxState, data: dict[str, Any], params: dict[str, str]) -> tuple[int, Any]:
+    _shared_buckets_answered(data.get("shared_buckets"))
     return 200, _validated(lambda: state.configure(**data))
+
+
+def _shared_buckets_answered(shared: Any) -> None:
+    """A shared bucket names only routes the sandbox answers (a typo would count nothing together)."""
+    answered = {f"{route.method} {route.template}" for route in ROUTES}
+    for name, routes in shared.items() if isinstance(shared, dict) else ():
+        for route in routes if isinstance(routes, list) else ():
+            if isinstance(route, str) and route not in answered:
+                message = f"{route!r} is not a route the sandbox answers"
+                field = f"shared_buckets.{name}"
+                raise ControlError(
+                    400, f"Invalid request: {field}: {message}.", [FieldError(field=field, message=message)]
+                )
 
 
 def _mint_code(state: SandboxState, data: dict[str, Any], params: dict[str, str]) -> tuple[int, Any]:

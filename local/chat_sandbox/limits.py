@@ -1,8 +1,10 @@
 """Rate limits the way the platform enforces them, and the faults the sandbox injects on purpose.
 
-Buckets are keyed by route, top-level resource (guild, channel) and caller, like the platform's; every
-answer carries `X-RateLimit-*` headers, so a client that reads them never needs a 429. Faults (random
-429s, global 429s, 5xx, an edge ban) come from a seeded RNG, so a seed and a request order repeat them.
+Buckets are keyed by bucket, top-level resource (guild, channel) and caller, like the platform's: a bucket is
+one route, or the routes of a shared bucket (`SandboxConfig.shared_buckets`), counted together and named by
+one `X-RateLimit-Bucket`. Every answer carries `X-RateLimit-*` headers, so a client that reads them never needs
+a 429. Faults (random 429s, global 429s, 5xx, an edge ban) come from a seeded RNG, so a seed and a request
+order repeat them.
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ if TYPE_CHECKING:
     from local.chat_sandbox.config import SandboxConfig
 
 
-def bucket_hash(route: str) -> str:
-    """The opaque bucket name of a route (like the platform's, it leaves out the resource id)."""
-    return hashlib.sha1(route.encode(), usedforsecurity=False).hexdigest()[:32]
+def bucket_hash(bucket: str) -> str:
+    """The opaque name of a bucket (a route, or a shared bucket's name): like the platform's, it leaves out the
+    resource id."""
+    return hashlib.sha1(bucket.encode(), usedforsecurity=False).hexdigest()[:32]
 
 
 @dataclass
@@ -71,7 +74,7 @@ class Throttle:
         if draw < p5xx + pglobal + config.rate_limit_probability:
             self.faults["rate_limit"] += 1
             route = f"{call.method} {call.route}"
-            headers = bucket_headers(route, _limits(config, route)[0], 0, retry_after)
+            headers = bucket_headers(config.bucket_of(route), _limits(config, route)[0], 0, retry_after)
             return "rate_limit", rate_limited(retry_after, is_global=False, headers=headers)
         return None
 
@@ -93,17 +96,18 @@ class Throttle:
             recent.append(now)
         route = f"{call.method} {call.route}"
         self._check_quota(route, call.major, config)
-        limit, window = _limits(config, route)
-        bucket = self._buckets.setdefault((route, call.major, identity), Bucket(0, now))
+        limit, window = _limits(config, route)  # one limit for a shared bucket's routes (the config holds it)
+        name = config.bucket_of(route)
+        bucket = self._buckets.setdefault((name, call.major, identity), Bucket(0, now))
         if now >= bucket.window_start + window:
             bucket.count, bucket.window_start = 0, now
         reset_after = max(0.0, bucket.window_start + window - now)
         if bucket.count >= limit:
             self.faults["bucket_limit"] += 1
-            headers = bucket_headers(route, limit, 0, reset_after)
+            headers = bucket_headers(name, limit, 0, reset_after)
             raise _as_error(rate_limited(ceil_ms(reset_after), is_global=False, headers=headers))
         bucket.count += 1
-        return bucket_headers(route, limit, limit - bucket.count, reset_after)
+        return bucket_headers(name, limit, limit - bucket.count, reset_after)
 
     # -- the creation quota ------------------------------------------------------------------
 
@@ -134,7 +138,8 @@ class Throttle:
         if quota["remaining"] <= 0:
             self.faults["creation_quota"] += 1
             # Observed: the role-create bucket answers X-RateLimit-Limit: 250 with a reset of a day or more.
-            headers = bucket_headers(route, int(quota["limit"]), 0, quota["reset_after"], now=self.clock())
+            bucket, limit = config.bucket_of(route), int(quota["limit"])
+            headers = bucket_headers(bucket, limit, 0, quota["reset_after"], now=self.clock())
             raise _as_error(rate_limited(ceil_ms(quota["reset_after"]), is_global=False, headers=headers))
 
 
@@ -146,7 +151,7 @@ def _limits(config: SandboxConfig, route: str) -> tuple[int, float]:
 
 
 def bucket_headers(
-    route: str, limit: int, remaining: int, reset_after: float, *, now: float | None = None
+    bucket: str, limit: int, remaining: int, reset_after: float, *, now: float | None = None
 ) -> dict[str, str]:
     reset_after = ceil_ms(reset_after)
     return {
@@ -154,7 +159,7 @@ def bucket_headers(
         "X-RateLimit-Remaining": str(remaining),
         "X-RateLimit-Reset": f"{(time.time() if now is None else now) + reset_after:.3f}",
         "X-RateLimit-Reset-After": f"{reset_after:.3f}",
-        "X-RateLimit-Bucket": bucket_hash(route),
+        "X-RateLimit-Bucket": bucket_hash(bucket),
     }
 
 

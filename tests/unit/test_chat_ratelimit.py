@@ -79,10 +79,11 @@ def test_remaining_requests_go_out_at_once_then_the_bucket_waits(limiter: RateLi
     # Then the first two did not wait (claimed locally) and the third waited for the reset
     assert clock.sleeps == [1.0]
     assert third == pytest.approx(1.0)
-    # And after the reset the window is fresh again (limit 5, one just claimed)
+    # And after the reset the window is fresh again: limit 5, less the two still unanswered (the platform may count
+    # them in the new window) and the one just claimed
     state = limiter.state_of(ROLES_A)
     assert state is not None
-    assert state.remaining == 4
+    assert state.remaining == 2
 
 
 def test_two_guilds_do_not_block_each_other(limiter: RateLimiter, clock: FakeClock):
@@ -356,3 +357,128 @@ def test_the_time_waited_adds_a_global_wait_and_the_bucket_s_after_it(limiter: R
     # Then it waited out the global limit, then the rest of the bucket's, and says it waited both
     assert clock.sleeps == [0.5, 1.5]
     assert waited == 2.0
+
+
+# -- requests side by side on one bucket ------------------------------------------------------
+
+GRANT_A = RouteKey("PUT", "/guilds/{guild_id}/members/{user_id}/roles/{role_id}", GUILD_A, "bot")
+REMOVAL_A = RouteKey("DELETE", "/guilds/{guild_id}/members/{user_id}/roles/{role_id}", GUILD_A, "bot")
+WINDOW_END = 1_700_000_001.0  # the X-RateLimit-Reset of the window the answers below describe (wall clock)
+
+
+def window_headers(remaining: int, reset: float = WINDOW_END, limit: int = 10) -> dict[str, str]:
+    """An answer of the shared member-role bucket, naming its window by X-RateLimit-Reset (1 s from the wall clock)."""
+    return {
+        **bucket_headers("b-members", remaining, reset_after=round(reset - 1_700_000_000.0, 3), limit=limit),
+        "X-RateLimit-Reset": str(reset),
+    }
+
+
+def test_two_routes_of_one_bucket_claim_from_one_state(limiter: RateLimiter, clock: FakeClock):
+    # Given a grant and a removal answered in one bucket with 2 requests left for 1 s
+    limiter.record_response(GRANT_A, window_headers(remaining=3))
+    limiter.record_response(REMOVAL_A, window_headers(remaining=2))
+    # When a grant, a removal and a grant are acquired without an answer in between
+    waits = [limiter.acquire(route, deadline=clock.now + 5) for route in (GRANT_A, REMOVAL_A, GRANT_A)]
+    # Then the third waited for the shared window's reset: the removal's claim counted against the grant's bucket
+    assert waits == [0.0, 0.0, 1.0]
+    assert limiter.state_of(GRANT_A) == limiter.state_of(REMOVAL_A)
+
+
+def test_claims_sent_before_the_bucket_was_known_count_in_it_once_an_answer_names_it(
+    limiter: RateLimiter, clock: FakeClock
+):
+    # Given the grant's bucket known with 5 left, and two removals sent before any removal was answered
+    limiter.record_response(GRANT_A, window_headers(remaining=5))
+    limiter.acquire(REMOVAL_A, deadline=clock.now + 1)
+    limiter.acquire(REMOVAL_A, deadline=clock.now + 1)
+    # When the first removal's answer names the grant's bucket with 4 left
+    limiter.record_response(REMOVAL_A, window_headers(remaining=4))
+    # Then the other removal, still unanswered, is counted too: 3 left for both routes
+    state = limiter.state_of(GRANT_A)
+    assert state is not None
+    assert (state.remaining, limiter.bucket_of(REMOVAL_A)) == (3, "b-members")
+    # And once it is answered (with 3 left) the count stays 3: it is not counted twice
+    limiter.record_response(REMOVAL_A, window_headers(remaining=3))
+    assert limiter.observed(REMOVAL_A) == BucketView(limit=10, remaining=3, reset_after=1.0)
+
+
+def test_an_answer_s_remaining_is_less_the_claims_still_unanswered(limiter: RateLimiter, clock: FakeClock):
+    limiter.record_response(GRANT_A, window_headers(remaining=9))
+    for _ in range(3):
+        limiter.acquire(GRANT_A, deadline=clock.now + 1)
+    # When the first of three answers says 8 (the platform had counted it, maybe not the two others yet)
+    limiter.record_response(GRANT_A, window_headers(remaining=8))
+    # Then 6 are left
+    assert limiter.observed(GRANT_A) == BucketView(limit=10, remaining=6, reset_after=1.0)
+
+
+def test_answers_of_one_window_out_of_order_keep_the_lower_count_and_a_late_one_changes_nothing(
+    limiter: RateLimiter, clock: FakeClock
+):
+    # Given an answer of the window ending at WINDOW_END with 4 left
+    limiter.record_response(GRANT_A, window_headers(remaining=4))
+    # When an earlier request's answer of that window (its reset 40 ms off by rounding) comes after it with 6 left
+    limiter.record_response(REMOVAL_A, window_headers(remaining=6, reset=WINDOW_END + 0.04))
+    # Then 4 are left, until the later of the two ends, in the window the first named
+    assert limiter.observed(GRANT_A) == BucketView(limit=10, remaining=4, reset_after=pytest.approx(1.04))
+    state = limiter.state_of(GRANT_A)
+    assert state is not None
+    assert state.window == WINDOW_END
+    # When an answer names the next window (a second later) with 9 left
+    limiter.record_response(GRANT_A, window_headers(remaining=9, reset=WINDOW_END + 1.0))
+    # Then that window's count holds, and an answer of the window before, come late, changes nothing
+    assert limiter.observed(GRANT_A) == BucketView(limit=10, remaining=9, reset_after=2.0)
+    limiter.record_response(REMOVAL_A, window_headers(remaining=1, reset=WINDOW_END - 0.06))
+    assert limiter.observed(GRANT_A) == BucketView(limit=10, remaining=9, reset_after=2.0)
+
+
+def test_a_fresh_window_s_whole_limit_unanswered_waits_for_its_answers(limiter: RateLimiter, clock: FakeClock):
+    # Given a 3-request bucket spent for 1 s, then its fresh window's three requests sent and not answered
+    limiter.record_response(GRANT_A, window_headers(remaining=0, limit=3))
+    for _ in range(3):
+        limiter.acquire(GRANT_A, deadline=clock.now + 5)
+    # Then a fourth waits for an answer, a look at a time, rather than going past the limit
+    assert limiter.delay(GRANT_A) == (0.01, "bucket")
+    with pytest.raises(RateLimitWaitTooLong):
+        limiter.acquire(GRANT_A, deadline=clock.now + 0.005)
+    # And claims unanswered for 15 s are taken as lost: they hold nothing back after that
+    clock.now += 14.99
+    assert limiter.delay(GRANT_A) == (0.01, "bucket")
+    clock.now += 0.01
+    assert limiter.delay(GRANT_A) == (0.0, "")
+
+
+def test_a_global_429_settles_its_request_s_claim(limiter: RateLimiter, clock: FakeClock):
+    # Given a 1-request bucket whose window has passed, and its one request refused by a global 429
+    limiter.record_response(GRANT_A, window_headers(remaining=0, limit=1))
+    clock.now += 1.0
+    limiter.acquire(GRANT_A, deadline=clock.now + 1)
+    limiter.record_rate_limited(GRANT_A, {"X-RateLimit-Global": "true"}, {"retry_after": 0.5, "global": True})
+    clock.now += 0.5
+    # Then its retry goes at once: the refused request is no longer on its way
+    assert limiter.delay(GRANT_A) == (0.0, "")
+
+
+@pytest.mark.parametrize(("offset", "remaining"), [(-0.05, 2), (0.05, 4), (-0.06, 4), (0.06, 6)])
+def test_answers_within_50_ms_of_a_window_s_reset_are_of_that_window(
+    limiter: RateLimiter, offset: float, remaining: int
+):
+    # Given an answer of the window ending at WINDOW_END with 4 left
+    limiter.record_response(GRANT_A, window_headers(remaining=4))
+    # When another names a reset `offset` seconds off: 2 left 50 ms before, 6 left after
+    limiter.record_response(GRANT_A, window_headers(remaining=6 if offset > 0 else 2, reset=WINDOW_END + offset))
+    # Then within 50 ms it is that window (the lower count), further before it is late (ignored), after it the next
+    state = limiter.state_of(GRANT_A)
+    assert state is not None
+    assert state.remaining == remaining
+
+
+def test_an_answer_without_a_bucket_settles_its_claim(limiter: RateLimiter, clock: FakeClock):
+    # Given a request answered without rate-limit headers, then another answered in a bucket with 4 left
+    limiter.acquire(INVITE, deadline=clock.now + 1)
+    limiter.record_response(INVITE, {"Content-Type": "application/json"})
+    limiter.acquire(INVITE, deadline=clock.now + 1)
+    limiter.record_response(INVITE, bucket_headers("b-invites", remaining=4, reset_after=1.0))
+    # Then 4 are left: the first request is not counted as still on its way
+    assert limiter.observed(INVITE) == BucketView(limit=5, remaining=4, reset_after=1.0)

@@ -9,7 +9,7 @@ granted to or taken from a member (docs/04-chat-platform.md, "Members and the au
   or above the caller's highest is 403 50013 whatever it is (observed; the owner outranks every role;
   ADMINISTRATOR does not bypass it), so the bot's own role, at its highest, is a 50013; a managed role below it
   (another integration's) or @everyone cannot be given or taken (400 50028, as the sandbox answers for managed roles
-  elsewhere). The routes have their own bucket (`config.MEMBER_ROLE_LIMITS`: observed 10 per window).
+  elsewhere). The two routes share one bucket (`config.SHARED_BUCKETS`; observed 10 per window).
 """
 
 from __future__ import annotations

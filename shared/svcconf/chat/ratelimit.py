@@ -13,6 +13,11 @@ How the platform limits (its rate-limits docs; docs/04-chat-platform.md):
 - a 429 carries `retry_after` (body, float seconds) and `Retry-After`; with `global: true` /
   `X-RateLimit-Global: true` every request waits;
 - a 429 without any rate-limit header is a Cloudflare ban: retrying makes it longer.
+
+Requests sent side by side (a deploy's steps, a restore's grants) share a bucket's state: each claims one request
+of it before it is sent, and an answer's `Remaining` is read less the claims still unanswered (the platform may
+not have counted them yet). Answers naming the same `X-RateLimit-Reset` describe one window and may come out of
+order, so the lower count holds; an answer from a window already over changes nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +32,9 @@ from typing import Any
 MAJOR_PARAMETERS = ("guild_id", "channel_id", "webhook_id")
 GLOBAL_REQUESTS_PER_SECOND = 50  # the platform's documented global limit per bot
 DEFAULT_RETRY_AFTER = 1.0  # when a 429 names no wait at all
+IN_FLIGHT_HORIZON = 15.0  # seconds: a claim unanswered this long is taken as lost (its request failed unanswered)
+ANSWER_POLL = 0.01  # seconds between looks while a fresh window's whole limit awaits its answers
+SAME_WINDOW = 0.05  # seconds: X-RateLimit-Reset values this close name one window
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,7 @@ class BucketState:
     limit: int | None
     remaining: int
     reset_at: float  # on the limiter's (monotonic) clock
+    window: float | None = None  # the X-RateLimit-Reset (epoch seconds) that names the window described
 
 
 @dataclass(frozen=True)
@@ -118,6 +127,7 @@ class RateLimiter:
         self._lock = threading.Lock()
         self._route_buckets: dict[str, str] = {}  # "GET /guilds/{guild_id}" -> bucket hash
         self._buckets: dict[tuple[str, str, str], BucketState] = {}
+        self._sent: dict[tuple[str, str, str], deque[float]] = {}  # claims not answered yet, oldest first
         self._global_until = 0.0
         self._recent_sends: deque[float] = deque()
 
@@ -131,7 +141,7 @@ class RateLimiter:
     def state_of(self, route: RouteKey) -> BucketState | None:
         with self._lock:
             state = self._buckets.get(self._key(route))
-            return None if state is None else BucketState(state.limit, state.remaining, state.reset_at)
+            return None if state is None else BucketState(state.limit, state.remaining, state.reset_at, state.window)
 
     def observed(self, route: RouteKey) -> BucketView | None:
         """The route's bucket as its last response described it, with the seconds left until it resets."""
@@ -203,6 +213,7 @@ class RateLimiter:
             now = self._clock()
             if is_global:
                 self._global_until = max(self._global_until, now + retry_after)
+                self._answered(self._key(route))
             else:
                 self._update_bucket(route, values, now)
                 key = self._key(route)
@@ -225,9 +236,13 @@ class RateLimiter:
     def _delay(self, route: RouteKey, now: float) -> tuple[float, str]:
         if self._global_until > now:
             return self._global_until - now, "global"
-        state = self._buckets.get(self._key(route))
-        if state is not None and state.remaining <= 0 and state.reset_at > now:
-            return state.reset_at - now, "bucket"
+        key = self._key(route)
+        state = self._buckets.get(key)
+        if state is not None and state.remaining <= 0:
+            if state.reset_at > now:
+                return state.reset_at - now, "bucket"
+            if state.limit is not None and self._in_flight(key, now) >= state.limit:
+                return ANSWER_POLL, "bucket"  # a fresh window's whole limit is on its way: its answers say more
         if self._global_per_second and len(self._recent_sends) >= self._global_per_second:
             oldest = self._recent_sends[0]
             if oldest + 1.0 > now:
@@ -235,33 +250,67 @@ class RateLimiter:
         return 0.0, ""
 
     def _claim(self, route: RouteKey, now: float) -> None:
-        state = self._buckets.get(self._key(route))
+        key = self._key(route)
+        state = self._buckets.get(key)
         if state is not None:
             if state.reset_at <= now and state.limit is not None:
-                state.remaining = state.limit  # the window has passed: a fresh one
+                # The window has passed: a fresh one, less the claims on their way (the platform may count them in it).
+                state.remaining = state.limit - self._in_flight(key, now)
                 state.reset_at = now
             # Claimed before the answer comes, so concurrent callers do not overrun the bucket.
             state.remaining = max(0, state.remaining - 1)
+        self._sent.setdefault(key, deque()).append(now)
         if self._global_per_second:
             self._recent_sends.append(now)
             while len(self._recent_sends) > self._global_per_second:
                 self._recent_sends.popleft()
 
+    def _in_flight(self, key: tuple[str, str, str], now: float) -> int:
+        sent = self._sent.get(key)
+        if sent is None:
+            return 0
+        while sent and sent[0] <= now - IN_FLIGHT_HORIZON:
+            sent.popleft()
+        return len(sent)
+
+    def _answered(self, key: tuple[str, str, str]) -> None:
+        sent = self._sent.get(key)
+        if sent:
+            sent.popleft()
+
     def _update_bucket(self, route: RouteKey, values: dict[str, str], now: float) -> None:
+        """Called once per answer: it settles one claim of the route's bucket, then reads the headers."""
         bucket = values.get("x-ratelimit-bucket")
         if not bucket:
+            self._answered(self._key(route))
             return
         placeholder = ("route:" + route.route, route.major, route.identity)
+        key = (bucket, route.major, route.identity)
         self._route_buckets[route.route] = bucket
         self._buckets.pop(placeholder, None)
+        if placeholder in self._sent:  # claims sent before the bucket was known are on their way to it
+            self._sent.setdefault(key, deque()).extend(self._sent.pop(placeholder))
+            self._sent[key] = deque(sorted(self._sent[key]))
+        self._answered(key)
         remaining = _int(values.get("x-ratelimit-remaining"))
         if remaining is None:
             return
+        reset = _float(values.get("x-ratelimit-reset"))
         reset_after = _float(values.get("x-ratelimit-reset-after"))
         if reset_after is None:
-            reset = _float(values.get("x-ratelimit-reset"))
             reset_after = max(0.0, reset - self._wall_clock()) if reset is not None else 0.0
-        key = (bucket, route.major, route.identity)
-        self._buckets[key] = BucketState(
-            limit=_int(values.get("x-ratelimit-limit")), remaining=remaining, reset_at=now + reset_after
+        state = BucketState(
+            limit=_int(values.get("x-ratelimit-limit")),
+            remaining=max(0, remaining - self._in_flight(key, now)),
+            reset_at=now + reset_after,
+            window=reset,
         )
+        known = self._buckets.get(key)
+        if known is not None and known.window is not None and reset is not None:
+            if reset < known.window - SAME_WINDOW:
+                return  # an answer from a window already over, come late
+            if reset <= known.window + SAME_WINDOW:  # the same window: answers may come out of order
+                state.remaining = min(state.remaining, known.remaining)
+                state.reset_at = max(state.reset_at, known.reset_at)
+                state.window = known.window
+        self._buckets[key] = state

@@ -482,3 +482,14 @@ def test_an_answer_without_a_bucket_settles_its_claim(limiter: RateLimiter, cloc
     limiter.record_response(INVITE, bucket_headers("b-invites", remaining=4, reset_after=1.0))
     # Then 4 are left: the first request is not counted as still on its way
     assert limiter.observed(INVITE) == BucketView(limit=5, remaining=4, reset_after=1.0)
+
+
+def test_a_claim_released_without_an_answer_holds_nothing_back(limiter: RateLimiter, clock: FakeClock):
+    # Given a 3-request bucket spent for 1 s, then its fresh window's three requests sent, one failing to connect
+    limiter.record_response(GRANT_A, window_headers(remaining=0, limit=3))
+    for _ in range(3):
+        limiter.acquire(GRANT_A, deadline=clock.now + 5)
+    assert limiter.delay(GRANT_A) == (0.01, "bucket")
+    limiter.release(GRANT_A)
+    # Then the fourth goes at once: only two are on their way
+    assert limiter.delay(GRANT_A) == (0.0, "")

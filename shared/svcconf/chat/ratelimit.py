@@ -180,6 +180,12 @@ class RateLimiter:
             self._sleep(wait)
             waited += wait
 
+    def release(self, route: RouteKey) -> None:
+        """The claimed request got no answer (it failed to connect, timed out, or was never sent): it no longer
+        counts as on its way."""
+        with self._lock:
+            self._answered(self._key(route))
+
     # -- what the platform answered -------------------------------------------------------
 
     def record_response(self, route: RouteKey, headers: Mapping[str, Any]) -> None:

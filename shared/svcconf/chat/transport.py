@@ -271,6 +271,7 @@ class ChatTransport:
             started = self._clock()
             timeout = min(self.timeout, deadline - started)
             if timeout < MIN_REQUEST_SECONDS:
+                self.limiter.release(key)
                 raise ChatTimeout(
                     f"No time was left in this invocation for {route.name} after {failures} attempt(s).",
                     route=route.name,
@@ -285,6 +286,7 @@ class ChatTransport:
                     timeout=timeout,
                 )
             except requests.RequestException as exc:
+                self.limiter.release(key)
                 failures += 1
                 timed_out = isinstance(exc, requests.Timeout)
                 applied_maybe = route.method == "POST" and isinstance(exc, requests.ReadTimeout)

@@ -15,14 +15,20 @@ them for their overwrites).
 
 from __future__ import annotations
 
+import sys
 import time
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 import requests
 
-from bench.quick import scaled
-from bench.service import local_service
+from bench.quick import QUICK, scaled
+from bench.service import ROOT, local_service
+
+if TYPE_CHECKING:
+    from bench.floors import Floors
+    from svcconf.deploy_engine.steps import DeploymentPlan
 
 ALICE = "1191000000000000101"
 BUILD_GUILD = "1191000000000001005"
@@ -32,6 +38,11 @@ CHANNEL_CREATE = "POST /guilds/{guild_id}/channels"
 # the guild with its roles, its channels, the bot's member; and the caller's member, read when the deploy is asked
 # and again when it runs (docs/05-deploy-engine.md, "What a caller may do")
 MINIMUM_READS = 3 + 2
+# The reads of a first deploy in a fresh `make run`, by who makes them: the request reads the caller's guilds (their
+# token: may they deploy here), the bot's own id (once per process), and the live guild (the guild, its channels, the
+# bot's and the caller's members, and v4's AutoMod rules, onboarding and welcome screen: a Community server's); the
+# worker reads the live guild again, the bot's member aside (the request's, kept in the record)
+FIRST_DEPLOY_READS = {"request": 1 + 1 + 7, "worker": 6}
 
 
 def sign_in(state: dict[str, Any], sandbox: str, user: str = ALICE) -> dict[str, str]:
@@ -85,49 +96,73 @@ def _queued_until_finished(url: str, body: dict[str, Any], bearer: dict[str, str
 
 
 def run() -> None:
-    from local.samples import large_community
+    sys.path[:0] = [str(ROOT / "shared"), str(ROOT)]
+    from local.samples import CAPS_CATEGORIES, CAPS_CHANNELS, CAPS_ROLES, caps_community, large_community
 
     size = scaled(40, 4), scaled(8, 2), scaled(120, 6)  # roles, categories, channels
-    print(f"\nDeploy of {size[0]} roles, {size[1]} categories, {size[2]} channels through make run (starting it)")
-    config = large_community(*size)
+    _measured(size, large_community(*size), converge=True)
+    if not QUICK:  # the platform's caps (with @everyone and the bot's role, 250 roles; 500 channels): full size only
+        caps = CAPS_ROLES, CAPS_CATEGORIES, CAPS_CHANNELS
+        _measured(caps, caps_community(), converge=False, label=" (the platform's caps)")
+
+
+def planned_floors(
+    state: dict[str, Any], guild_id: str, config: dict[str, Any], *, prune: bool = False, grants: Sequence[str] = ()
+) -> tuple[DeploymentPlan, Floors]:
+    """The guild read as the bot reads it (through the sandbox, before the measured requests) and `config` planned on
+    it as the worker plans it (a pruning plan here deletes nothing: the measured ones confirm no deletion): the plan,
+    and its floors with `grants` (a role key per member grant) beside its steps."""
+    from bench.floors import Limits, floors, own_rate  # svcconf: on the path once run() has put it there
+    from svcconf.chat import ChatClient
+    from svcconf.config import ServerConfig
+    from svcconf.deploy_engine.live import read_live_guild
+    from svcconf.deploy_engine.plan import plan_deployment
+    from svcconf.settings import Settings
+
+    values = {"CHAT_API_BASE_URL": state["chat_api_base_url"], "SVC_BOT_TOKEN": state["bot_token"]}
+    settings = Settings.model_validate(values)
+    live = read_live_guild(ChatClient(settings), guild_id)
+    plan = plan_deployment(live, ServerConfig.model_validate(config, extra="ignore"), prune=prune, confirmed_deletes=[])
+    sandbox = state["chat_api_base_url"].removesuffix("/api/v10")
+    stats = requests.get(f"{sandbox}/_sandbox/stats", timeout=30).json()["config"]
+    limits = Limits.of(stats, own_rate(settings.chat_user_requests_per_second))
+    return plan, floors(plan.steps, guild_id, limits, grants)
+
+
+def _measured(size: tuple[int, int, int], config: dict[str, Any], *, converge: bool, label: str = "") -> None:
+    from bench.floors import report
+
+    print(
+        f"\nDeploy of {size[0]} roles, {size[1]} categories, {size[2]} channels{label} through make run (starting it)"
+    )
     with local_service() as state:
         sandbox = state["chat_api_base_url"].removesuffix("/api/v10")
         sign_in(state, sandbox)
-        limits = requests.get(f"{sandbox}/_sandbox/stats", timeout=30).json()["config"]["route_limits"]
+        plan, found = planned_floors(state, BUILD_GUILD, config)
         before = len(requests.get(f"{sandbox}/_sandbox/log", timeout=30).json()["requests"])
         started, accepted, seen, info = _deploy(state, config)
         log = requests.get(f"{sandbox}/_sandbox/log", timeout=30).json()["requests"][before:]
-        converged = _converge(state, sandbox)
+        converged = _converge(state, sandbox) if converge else None
     request_side = [entry for entry in log if entry["time"] < accepted]
     worker = [entry for entry in log if entry["time"] >= accepted]
     routes = [f"{entry['method']} {entry['route']}" for entry in worker]
     roles, channels = routes.count(ROLE_CREATE), routes.count(CHANNEL_CREATE)
-    rate_limited = sum(1 for entry in worker if entry["status"] == 429)
-    settings = info["steps"]["settings"]["updated"]  # the server's name (and settings), one PATCH
-    minimum = MINIMUM_READS + sum(size) + 1 + settings
-    role_limit, channel_limit = limits.get(ROLE_CREATE, [0, 0]), limits.get(CHANNEL_CREATE, [0, 0])
-    ideal = _ideal_seconds(roles, *role_limit) + _ideal_seconds(channels, *channel_limit)
+    rate_limited = sum(1 for entry in log if entry["status"] == 429)
+    overwrites = sum(1 for item in plan.items if item.kind == "overwrite" and item.action == "create")
+    minimum = sum(FIRST_DEPLOY_READS.values()) + found.requests  # one write per step (two for a channel's flags)
     span = worker[-1]["time"] - worker[0]["time"] if worker else 0.0
     print(f"  status {info['status']}: {info['generation']['result']}")
+    print(f"  the plan: {len(plan.steps)} steps, {found.requests} writes ({overwrites} overwrites in creation bodies)")
     print(f"  platform requests of the request (authorization, preflight reads): {len(request_side)}")
     print(
-        f"  platform requests of the worker: {len(worker)} ({routes.count('GET /guilds/{guild_id}')} guild,"
-        f" {sum(1 for r in routes if r.startswith('GET'))} reads in all, {roles} role and {channels} channel"
-        f" creations, {routes.count('PATCH /guilds/{guild_id}/roles')} reorder,"
-        f" {routes.count('PATCH /guilds/{guild_id}')} name and settings, {rate_limited} answered 429)"
+        f"  platform requests of the worker: {len(worker)} ({sum(1 for r in routes if r.startswith('GET'))} reads:"
+        f" {', '.join(sorted({r.split(' ', 1)[1] for r in routes if r.startswith('GET')}))}; {roles} role and"
+        f" {channels} channel creations, {routes.count('PATCH /guilds/{guild_id}/roles')} reorder,"
+        f" {routes.count('PATCH /guilds/{guild_id}')} name and settings)"
     )
-    total = len(request_side) + len(worker)
-    print(
-        f"  all platform requests: {total}  minimum ({MINIMUM_READS} reads + {sum(size)} creations + 1 reorder"
-        f" + {settings} name and settings): {minimum}"
-    )
-    print(f"  over the minimum: {total - minimum:+d} in all, {len(worker) - minimum:+d} for the worker")
-    print(f"  worker wall time, first to last request: {span:.1f} s")
-    if ideal:
-        print(
-            f"  the creation limits ({role_limit[0]} roles, {channel_limit[0]} channels per {role_limit[1]:g} s)"
-            f" allow {ideal:.1f} s: {span / ideal:.2f}x"
-        )
+    reads = " + ".join(f"{n} {who} reads" for who, n in FIRST_DEPLOY_READS.items())
+    print(f"  minimum: {reads} + {found.requests} writes (one per step, two for a channel whose flags need a modify)")
+    report(found, span, len(log), minimum, rate_limited)
     if worker:
         from datetime import datetime
 
@@ -138,7 +173,8 @@ def run() -> None:
             f" {finished - worker[-1]['time']:.1f} s after the last"
         )
     print(f"  from the request to the finished status seen by polling: {seen - started:.1f} s")
-    _print_converge(*converged)
+    if converged is not None:
+        _print_converge(*converged)
 
 
 def _edited(config: dict[str, Any]) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from bench.deploy import CHANNEL_CREATE, ROLE_CREATE
 PLAIN_PERMISSIONS = [1 << 6, 1 << 10, 1 << 11, 1 << 14, 1 << 15, 1 << 16, 1 << 18, 1 << 20, 1 << 21, 1 << 26]
 ADMINISTRATOR = 1 << 3
 SEND_MESSAGES = 1 << 11
+MEMBER_ROLE_REMOVE = "DELETE /guilds/{guild_id}/members/{user_id}/roles/{role_id}"
 
 
 def gone(index: int) -> bool:

@@ -88,6 +88,26 @@ def large_community(roles: int = 40, categories: int = 8, channels: int = 120) -
     return config
 
 
+# The platform's caps on one guild: 250 roles (@everyone and the bot's own among them) and 500 channels (categories
+# among them), at most 50 channels in a category.
+CAPS_ROLES, CAPS_CATEGORIES, CAPS_CHANNELS = 248, 10, 490
+
+
+def caps_community() -> dict[str, Any]:
+    """`large_community` at the caps, four channels in five with an overwrite of their own besides the category's,
+    naming a role spread over the whole list (so some channels wait for a role made late in the deploy)."""
+    config = large_community(CAPS_ROLES, CAPS_CATEGORIES, CAPS_CHANNELS)
+    names = [role["name"] for role in config["roles"]][CAPS_CATEGORIES:]  # not a category's owner: one per role
+    ordinal = 0
+    for category in config["categories"]:
+        for index, channel in enumerate(category["channels"]):
+            if index % 5 != 4:
+                named = names[(ordinal * 97) % len(names)]
+                channel["overwrites"] = [*channel.get("overwrites", []), {"role": named, "allow": ["VIEW_CHANNEL"]}]
+                ordinal += 1
+    return config
+
+
 def forum_library(body_bytes: int = 1_000_000, seed: int = 7) -> dict[str, Any]:
     """Forums with long topics, as many as a request of about `body_bytes` holds (at most 250 in 5 categories):
     each topic varied prose (seeded words of random syllables) that compresses about as badly as a real one."""

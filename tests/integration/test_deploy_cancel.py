@@ -198,7 +198,7 @@ class CancelledAfter(WorkerContext):
         return self.remaining_ms
 
 
-def test_a_running_deployment_stops_at_its_next_step_with_an_exact_journal_that_its_rollback_undoes(invoke, lab, aws):
+def test_a_running_deployment_starts_no_more_steps_with_an_exact_journal_that_its_rollback_undoes(invoke, lab, aws):
     before = sorted(role["name"] for role in lab.guild(RIGHTS_LAB)["roles"].values())
     queued = call(invoke, CAROL, deploy(CAROL, ROLES, "carol-roles"))
     assert queued.status == 202, queued.body
@@ -208,13 +208,15 @@ def test_a_running_deployment_stops_at_its_next_step_with_an_exact_journal_that_
     done = info(invoke, CAROL, "carol-roles")
     crew = sorted(r["name"] for r in lab.guild(RIGHTS_LAB)["roles"].values() if r["name"].startswith("Crew"))
     assert done["status"] == "cancelled", done
-    assert crew == ["Crew 0", "Crew 1"], "it stopped at its next step"
-    assert done["steps"]["roles"]["created"] == 2
+    # The cancel comes once two creations are journaled; the role bucket's next creation may be on its way by then
+    # (a step's journaling runs while the next step of its bucket goes): it ends and is journaled, nothing after it
+    assert crew in (["Crew 0", "Crew 1"], ["Crew 0", "Crew 1", "Crew 2"]), "it stopped at its next step"
+    assert done["steps"]["roles"]["created"] == len(crew)
     record = deployment_repository().get(CAROL, "carol-roles", queued.body["deployment_id"])
     assert record is not None
     live_ids = {r["id"] for r in lab.guild(RIGHTS_LAB)["roles"].values() if r["name"].startswith("Crew")}
     assert set(record.journal_created.values()) == live_ids
-    assert "Created 2 roles" in done["generation"]["result"]
+    assert f"Created {len(crew)} roles" in done["generation"]["result"]
 
     # What it wrote stays, and its rollback (by its id) undoes exactly that
     rollback = call(invoke, CAROL, {"action": "rollback", "deployment_id": queued.body["deployment_id"]})

@@ -134,18 +134,24 @@ class PlanApplier:
         beside: Beside | None = None,
     ) -> bool:
         """Applies the steps not in `skip` side by side across the platform's buckets (`scheduler.py`), each
-        announced to `intend` before its write and its outcome handed to `checkpoint`, one at a time; False when
+        announced to `intend` before its write and its outcome handed to `checkpoint`; False when
         time ran out before the last one. `beside` runs alongside (a restore's member grants), given the ids as the
         steps make them and whether the steps are still going; its result joins the steps'."""
         scheduler = StepScheduler(self.plan.steps, self.guild_id)
+
         journal = threading.Lock()  # one write to the deployment's record at a time
 
-        def execute(step: Step) -> None:
+        def execute(step: Step) -> Callable[[], None]:
+            # Its intent before its request; its outcome after, while the next step of its bucket goes.
             with journal:
                 intend(step)
             outcome = self._apply(step)
-            with journal:
-                checkpoint(outcome)
+
+            def journaled() -> None:
+                with journal:
+                    checkpoint(outcome)
+
+            return journaled
 
         if beside is None:
             return scheduler.run(execute, has_time=has_time, skip=skip)

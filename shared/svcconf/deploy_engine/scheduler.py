@@ -3,7 +3,9 @@ waits for are done (`step_graph.dependencies`), the bucket with the most steps l
 
 How fast each bucket goes is the client's: its limiter waits on each bucket's `X-RateLimit-*` headers and on the
 global rate, so the one step a lane has in flight is what keeps a bucket the platform has not described yet from
-being overrun. When a step stops the run (the platform asks to wait past the call's time, the bot is gone, the
+being overrun. A step's journaling after its request (what `execute` answers) runs once its bucket and the steps
+waiting for it have been let go: the id it made is known, and the next request of the bucket need not wait for a
+database write. When a step stops the run (the platform asks to wait past the call's time, the bot is gone, the
 deployment is cancelled) or the time runs low, no step starts any more; the steps already sent end (and are
 checkpointed by their caller), then the first exception is raised again.
 """
@@ -20,6 +22,10 @@ from svcconf.deploy_engine.steps import Step
 
 # Steps in flight at once: below the client's connection pool (16), which the member grants beside them share.
 MAX_STEPS_IN_FLIGHT = 12
+
+
+# Runs a step's request; what it answers (its journaling) runs after the step's bucket is free for the next.
+Execute = Callable[[Step], Callable[[], None] | None]
 
 
 class StepsStopped(Exception):
@@ -46,7 +52,7 @@ class StepScheduler:
         """Whether the run stopped before its last step (time ran low, a step failed the run)."""
         return self._stopped
 
-    def run(self, execute: Callable[[Step], None], *, has_time: Callable[[], bool], skip: set[str]) -> bool:
+    def run(self, execute: Execute, *, has_time: Callable[[], bool], skip: set[str]) -> bool:
         """Runs `execute` for each step not in `skip` (by key); False when the time ran out before the last one."""
         pending: dict[Lane, list[int]] = {}
         for index, step in enumerate(self.steps):
@@ -93,7 +99,7 @@ class StepScheduler:
         self,
         pool: ThreadPoolExecutor,
         pending: dict[Lane, list[int]],
-        execute: Callable[[Step], None],
+        execute: Execute,
         has_time: Callable[[], bool],
     ) -> None:
         for lane in sorted((lane for lane in pending if lane not in self._busy), key=lambda lane: -len(pending[lane])):
@@ -115,20 +121,39 @@ class StepScheduler:
     def _ready(self, lane: list[int]) -> Iterator[int]:
         return (index for index in lane if self.waits[index] <= self._done)
 
-    def _step(self, index: int, execute: Callable[[Step], None]) -> None:
-        error: BaseException | None = None
+    def _step(self, index: int, execute: Execute) -> None:
+        then: Callable[[], None] | None = None
         try:
-            execute(self.steps[index])
+            then = execute(self.steps[index])
         except BaseException as raised:  # raised again by `run` once the other steps in flight end
-            error = raised
+            self._ended_step(index, raised, lane_only=False)
+            return
+        # Its bucket and what waits for it may go on while it is journaled (`then`): the id it made is known.
+        self._ended_step(index, None, lane_only=then is not None)
+        if then is not None:
+            error: BaseException | None = None
+            try:
+                then()
+            except BaseException as raised:
+                error = raised
+            with self._changed:
+                self._failed(error)
+                self._running -= 1
+                self._changed.notify_all()
+
+    def _ended_step(self, index: int, error: BaseException | None, *, lane_only: bool) -> None:
         with self._changed:
             if error is None:
                 self._done.add(index)
-            elif self._error is None:
-                self._error, self._stopped = error, True
+            self._failed(error)
             self._busy.discard(self.lanes[index])
-            self._running -= 1
+            if not lane_only:
+                self._running -= 1
             self._changed.notify_all()
+
+    def _failed(self, error: BaseException | None) -> None:
+        if error is not None and self._error is None:
+            self._error, self._stopped = error, True
 
 
 class AwaitedIds(Mapping[str, str]):

@@ -80,5 +80,6 @@ def handle(state: SandboxState, method: str, target: str, headers: dict[str, str
 
 def _logged(state: SandboxState, entry: dict[str, Any], answer: Answer) -> Answer:
     entry["status"] = answer[0]
+    entry["answered"] = state.now()  # with `time`, when the request was in flight: what ran side by side
     state.record(entry)
     return answer

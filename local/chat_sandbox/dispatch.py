@@ -48,6 +48,7 @@ def handle(state: SandboxState, method: str, target: str, headers: dict[str, str
         return _logged(state, entry, render(status, {"message": f"{status}: {HTTPStatus(status).phrase}", "code": 0}))
     query = {key: values[-1] for key, values in parse_qs(parts.query, keep_blank_values=True).items()}
     call = Call(method, route.template, params, query, headers, body)
+    state.arrived(entry)
     if state.config.latency_seconds:
         time.sleep(state.config.latency_seconds)
     with state.lock:
@@ -80,5 +81,6 @@ def handle(state: SandboxState, method: str, target: str, headers: dict[str, str
 
 def _logged(state: SandboxState, entry: dict[str, Any], answer: Answer) -> Answer:
     entry["status"] = answer[0]
+    entry["answered"] = state.now()  # with `time`, when the request was in flight: what ran side by side
     state.record(entry)
     return answer

@@ -92,6 +92,16 @@ class SandboxState:
             if (method is None or entry["method"] == method) and (route is None or entry["route"] == route)
         ]
 
+    @property
+    def in_flight(self) -> list[dict[str, Any]]:
+        """The requests the sandbox is answering now (their log entries so far): what a test kills a client amid."""
+        with self.lock:
+            return [dict(entry) for entry in self._arrived.values()]
+
+    def arrived(self, entry: dict[str, Any]) -> None:
+        with self.lock:
+            self._arrived[id(entry)] = entry
+
     def clear_log(self) -> None:
         with self.lock:
             self._log.clear()
@@ -138,6 +148,7 @@ class SandboxState:
 
     def record(self, entry: dict[str, Any]) -> None:
         with self.lock:
+            self._arrived.pop(id(entry), None)
             self._log.append(entry)
             overflow = len(self._log) - self.config.log_limit
             if overflow > 0:
@@ -180,4 +191,5 @@ class SandboxState:
         }
         self.throttle = Throttle(self.config.seed, clock=self.clock)
         self._log: list[dict[str, Any]] = []
+        self._arrived: dict[int, dict[str, Any]] = {}  # requests arrived, not yet answered: logged once answered
         self._last_id = 0

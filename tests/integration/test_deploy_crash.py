@@ -1,5 +1,6 @@
 """A deploy worker killed halfway, its message delivered again: no object twice, the deployment succeeded;
-then a rollback of that deploy returns the guild to its snapshot exactly.
+then a rollback of that deploy returns the guild to its snapshot exactly. Killed once some objects are made, and
+killed while requests of several of the platform's buckets are in flight (the steps side by side).
 
 Real processes: the worker runs in a child process that the test kills with SIGKILL once the platform has
 created some objects; AWS is a moto server and the platform the sandbox, both shared with the children.
@@ -25,6 +26,10 @@ from local.aws import LocalAws
 from local.chat_sandbox import DEFAULT_FIXTURE, SandboxServer, start_sandbox
 from local.provision import provision
 from local.template import LOCAL_REGION, load_template
+from svcconf.config import ServerConfig
+from svcconf.deploy_engine.live import read_live_guild
+from svcconf.deploy_engine.plan import plan_deployment
+from tests.helpers.chat_sandbox import BUILD_GUILD, chat_settings_for, new_chat_client
 from tests.helpers.deploy_worker import ALICE, DEMO, structure
 from tests.helpers.handlers import BOT_TOKEN, CHAT_CLIENT_SECRET, JWT_SECRET, REDIRECT_URI
 
@@ -85,7 +90,14 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     config_file = tmp_path_factory.mktemp("crash") / "config.json"
     config_file.write_text(json.dumps(CONFIG))
     root = base_url.removesuffix("/api/v10")
-    yield {"env": environment, "sandbox": sandbox, "sandbox_root": root, "moto": moto, "config": config_file}
+    yield {
+        "env": environment,
+        "sandbox": sandbox,
+        "sandbox_root": root,
+        "base_url": base_url,
+        "moto": moto,
+        "config": config_file,
+    }
     sandbox.shutdown()
     moto.stop()
 
@@ -169,12 +181,118 @@ def test_a_worker_killed_halfway_resumes_without_doing_anything_twice_and_its_ro
     assert structure(live["roles"], live["channels"]) == before
 
 
-def deployment(world: dict[str, Any]) -> dict[str, Any]:
+def deployment(world: dict[str, Any], user: str = USER) -> dict[str, Any]:
     """The user's newest deployment record, straight from the table."""
     table = boto3.resource("dynamodb", endpoint_url=world["moto"].url, region_name=LOCAL_REGION).Table(
         world["env"]["DEPLOYMENTS_TABLE_NAME"]
     )
     items = table.query(
-        KeyConditionExpression="pk = :pk", ExpressionAttributeValues={":pk": f"USER#{USER}"}, ScanIndexForward=False
+        KeyConditionExpression="pk = :pk", ExpressionAttributeValues={":pk": f"USER#{user}"}, ScanIndexForward=False
     )["Items"]
     return {key: value for key, value in items[0].items() if key != "configuration"}
+
+
+# -- killed while several buckets are busy -------------------------------------------------------------------------
+
+BUSY_USER = "crash-busy-user"
+BUSY_LATENCY_SECONDS = 0.15  # each answer this late: the worker's requests of different buckets overlap
+BUSY_REMAINING_SECONDS = 12  # the killed invocation's time: its idempotency record expires with it
+ADOPTED = "an object written by a run that was cut short"
+
+
+def bucket(entry: dict[str, Any]) -> tuple[str, str, str]:
+    """A request's platform bucket: its route and major parameter (the guild or the channel its path names)."""
+    parts = entry["path"].strip("/").split("/")
+    return entry["method"], entry["route"], parts[1] if len(parts) > 1 else ""
+
+
+def busy_writes(state: Any) -> list[dict[str, Any]]:
+    return [entry for entry in state.in_flight if entry["method"] in ("POST", "PATCH", "PUT", "DELETE")]
+
+
+def worker_output(process: subprocess.Popen[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A worker's answer (its last line) and its log lines (the JSON lines before it)."""
+    out, _ = process.communicate(timeout=180)
+    assert process.returncode == 0, out
+    lines = [json.loads(line) for line in out.strip().splitlines() if line.startswith("{")]
+    return lines[-1], [line for line in lines[:-1] if "message" in line]
+
+
+def test_a_worker_killed_while_several_buckets_are_busy_resumes_with_each_step_once_and_its_rollback_restores(
+    world,
+):
+    state = world["sandbox"].state
+    queued = finished(driver(world, "deploy", BUSY_USER, BUILD_GUILD, str(world["config"]), ALICE))
+    assert queued["status"] == 202, queued
+    before = state.guild(BUILD_GUILD)
+    state.configure(latency_seconds=BUSY_LATENCY_SECONDS)
+    try:
+        # The worker starts, and is killed once requests of two buckets or more are in flight at the platform
+        made_before = creates(world)
+        worker = driver(world, "work", str(BUSY_REMAINING_SECONDS * 1000))
+        receipt = json.loads(worker.stdout.readline())["receipt_handle"]
+        started = time.monotonic()
+        while len({bucket(entry) for entry in busy_writes(state)}) < 2 or creates(world) - made_before < 3:
+            assert worker.poll() is None, "the worker ended before two buckets were busy at once"
+            time.sleep(0.005)
+        worker.kill()
+        cut = busy_writes(state)
+        worker.wait()
+    finally:
+        state.configure(latency_seconds=0.03)
+    while state.in_flight:  # the platform still answers what the killed worker sent
+        time.sleep(0.05)
+    answered = {(entry["method"], entry["path"], entry["time"]): entry["status"] for entry in state.request_log}
+    cut_through = [entry for entry in cut if answered[(entry["method"], entry["path"], entry["time"])] < 300]
+    assert len({bucket(entry) for entry in cut}) >= 2
+
+    sqs = boto3.client("sqs", endpoint_url=world["moto"].url, region_name=LOCAL_REGION)
+    sqs.change_message_visibility(QueueUrl=world["env"]["DEPLOY_QUEUE_URL"], ReceiptHandle=receipt, VisibilityTimeout=0)
+    time.sleep(max(0.0, BUSY_REMAINING_SECONDS + 0.5 - (time.monotonic() - started)))
+    resumed, logged = worker_output(driver(world, "work", "300000"))
+
+    assert resumed["answer"] == {"batchItemFailures": []}
+    # Every write in flight when the worker died, and made, was adopted by the next run: once each
+    adopted = [line["key"] for line in logged if line["message"] == ADOPTED]
+    assert len(adopted) == len(set(adopted))
+    assert len(adopted) >= len(cut_through) >= 2, (adopted, cut_through)
+    # No object twice, nothing lost: a second plan of the configuration writes nothing
+    guild = state.guild(BUILD_GUILD)
+    names = Counter(role["name"] for role in guild["roles"].values()) + Counter(
+        channel["name"] for channel in guild["channels"].values()
+    )
+    expected = [*WATCHES, "Member", "Information", "welcome", "Quarters", *(f"bunk-{i}" for i in range(10))]
+    assert {name: names[name] for name in expected} == dict.fromkeys(expected, 1)
+    client = new_chat_client(chat_settings_for(world["base_url"], SVC_BOT_TOKEN=world["env"]["BOT_TOKEN"]))
+    again = plan_deployment(read_live_guild(client, BUILD_GUILD), ServerConfig.model_validate(CONFIG))
+    assert [(step.op, step.key) for step in again.steps] == []
+    # The journal: each object once, each write's intent once, the counts the plan's
+    record = deployment(world, BUSY_USER)
+    assert record["status"] == "succeeded"
+    created = record["journal_created"]
+    made = [*(set(guild["roles"]) - set(before["roles"])), *(set(guild["channels"]) - set(before["channels"]))]
+    assert sorted(created.values()) == sorted(made)
+    assert Counter(key.split(":", 1)[0] for key in created) == {"role": 11, "category": 2, "channel": 11}
+    updated = {key for key in record["journal_updated"] if not key.startswith("reorder:")}
+    assert set(record["journal_intents"]) == set(created) | updated
+    counts = {kind: (record["steps"][kind]["planned"], record["steps"][kind]["created"]) for kind in KINDS}
+    assert counts == {"roles": (11, 11), "categories": (2, 2), "channels": (11, 11)}
+
+    # Its rollback returns the guild to the snapshot taken before the first write
+    snapshot = finished(driver(world, "snapshot", record["backup_id"], BUILD_GUILD))
+    queued = finished(driver(world, "rollback", BUSY_USER, BUILD_GUILD))
+    assert queued["status"] == 202, queued
+    done = finished(driver(world, "work", "300000"))
+
+    assert done["answer"] == {"batchItemFailures": []}
+    rollback = deployment(world, BUSY_USER)
+    assert (rollback["kind"], rollback["status"]) == ("rollback", "succeeded")
+    assert {kind: rollback["steps"][kind]["deleted"] for kind in KINDS} == {
+        "roles": 11,
+        "categories": 2,
+        "channels": 11,
+    }
+    live = requests.get(f"{world['sandbox_root']}/_sandbox/guilds/{BUILD_GUILD}", timeout=30).json()
+    assert structure(live["roles"], live["channels"]) == structure(
+        snapshot["roles"], [*snapshot["categories"], *snapshot["channels"]]
+    )

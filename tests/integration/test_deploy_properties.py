@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import os
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -30,6 +31,8 @@ START: dict[str, Any] = {
     ],
     "channels": [{"name": "ch-4"}],
 }
+# The suite's examples; SVC_PROPERTY_EXAMPLES=150 for a longer search (the closing run).
+EXAMPLES = int(os.environ.get("SVC_PROPERTY_EXAMPLES", "15"))
 EDITS = ("rename_role", "rename_channel", "move", "reorder", "add_channel", "add_role", "add_category", "remove")
 
 
@@ -110,7 +113,7 @@ def without_new_ids(read: dict[str, Any], wanted: dict[str, Any]) -> dict[str, A
     return blank
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_any_sequence_of_edits_deployed_with_a_confirmed_prune_reads_back_as_configured(
     chat_sandbox: SandboxServer, data: st.DataObject

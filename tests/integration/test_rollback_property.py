@@ -5,6 +5,7 @@ what it was before, as a person sees it (the same names, attributes, categories,
 from __future__ import annotations
 
 import copy
+import os
 from typing import Any
 
 import pytest
@@ -16,6 +17,8 @@ from tests.helpers.chat_sandbox import BUILD_GUILD
 from tests.helpers.deploy_worker import deploy_body, link
 from tests.helpers.rollbacks import BASE, by_names, call, finished
 
+# The suite's examples; SVC_PROPERTY_EXAMPLES=150 for a longer search (the closing run).
+EXAMPLES = int(os.environ.get("SVC_PROPERTY_EXAMPLES", "10"))
 EDITS = (
     "rename_role",
     "rename_channel",
@@ -90,7 +93,7 @@ def apply(config: dict[str, Any], edit: str, data: st.DataObject, serial: int) -
         config["name"] = f"Build Lab {serial}"
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_a_rollback_of_any_pruning_deploy_returns_the_guild_to_the_one_before(invoke, linked, aws, data):
     if not linked.guild(BUILD_GUILD)["channels"]:  # the first example builds the guild the others start from

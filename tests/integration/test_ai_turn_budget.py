@@ -123,9 +123,15 @@ def test_parallel_turns_cannot_pass_the_day_s_tokens_together(invoke, chat, cloc
     monkeypatch.setenv("SVC_AI_TOKENS_PER_DAY", str(int(reserved * 2.5)))
     get_settings.cache_clear()
     calls_before = len([r for r in chat.requests if r.path == "/v1/messages"])
-    # 20 s answers: the five turns reserve before the first settles, even on a busy machine (a turn now builds a
-    # ~16,000-token prompt before it reserves)
-    chat.script(*[Step(delay=20) for _ in range(5)])
+    # The model answers only once three turns have come back (or a minute has passed): every turn reserves before
+    # the first settles, however busy the machine (a turn builds a ~16,000-token prompt before it reserves)
+    answered_three = threading.Event()
+
+    def held(request: object) -> Step:
+        answered_three.wait(timeout=60)
+        return Step()
+
+    chat.script(*[held for _ in range(5)])
     # When a fresh user sends five turns at once
     start = threading.Barrier(5)
     answers: list = [None] * 5
@@ -133,6 +139,8 @@ def test_parallel_turns_cannot_pass_the_day_s_tokens_together(invoke, chat, cloc
     def send(index: int) -> None:
         start.wait()
         answers[index] = invoke("svcAiChat", {"messages": [user("A server for my book club")]}, headers=bearer("eve"))
+        if sum(answer is not None for answer in answers) >= 3:
+            answered_three.set()
 
     threads = [threading.Thread(target=send, args=(i,)) for i in range(5)]
     for thread in threads:

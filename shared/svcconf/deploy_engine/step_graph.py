@@ -36,7 +36,8 @@ from svcconf.deploy_engine.steps import (
 
 @dataclass(frozen=True, order=True)
 class Lane:
-    """A platform bucket as a route and its major parameter: its steps go one at a time, in the plan's order."""
+    """A platform bucket as a route and its major parameter: its steps go one at a time, the first that is ready
+    first (in the plan's order)."""
 
     route: str  # "POST /guilds/{guild_id}/channels"
     major: str  # the guild's or the channel's id
@@ -62,7 +63,16 @@ def lane_of(step: Step, guild_id: str) -> Lane:
         if step.op == "delete_role":
             return Lane("DELETE /guilds/{guild_id}/roles/{role_id}", guild_id)
         return Lane("DELETE /channels/{channel_id}", step.object_id)
-    return Lane(f"{step.op} /guilds/{{guild_id}}", guild_id)  # v4: one route each, per guild
+    return Lane(COMMUNITY_ROUTES[step.op], guild_id)
+
+
+COMMUNITY_ROUTES = {  # v4: each a route of the guild's
+    "create_automod_rule": "POST /guilds/{guild_id}/auto-moderation/rules",
+    "update_automod_rule": "PATCH /guilds/{guild_id}/auto-moderation/rules/{rule_id}",
+    "delete_automod_rule": "DELETE /guilds/{guild_id}/auto-moderation/rules/{rule_id}",
+    "put_onboarding": "PUT /guilds/{guild_id}/onboarding",
+    "modify_welcome_screen": "PATCH /guilds/{guild_id}/welcome-screen",
+}
 
 
 def dependencies(steps: list[Step]) -> list[set[int]]:

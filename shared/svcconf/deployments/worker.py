@@ -203,8 +203,8 @@ def _adopt_unrecorded(
     repository: DeploymentRepository, record: DeploymentRecord, live: LiveGuild, plan: DeploymentPlan
 ) -> None:
     """A run killed between platform writes and their checkpoints left objects its journal does not name: those of
-    the intents not followed by a checkpoint (one per bucket the run had busy: `deploy_engine/scheduler.py`). Each
-    is adopted only if the live object is that write's doing: for a create, one the snapshot did not hold, made
+    the intents not followed by a checkpoint (steps in flight or being journaled: `deploy_engine/scheduler.py`).
+    Each is adopted only if the live object is that write's doing: for a create, one the snapshot did not hold, made
     (its id's time) while the write could run; for an update, one that differs from the snapshot. An object a
     person made meanwhile under the same name has no intent of ours, or another time: it is never adopted, so no
     rollback deletes it."""

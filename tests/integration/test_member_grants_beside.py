@@ -51,14 +51,17 @@ def _wants(members: list[str]) -> list[MemberWants]:
     return [MemberWants(user_id=m, roles=[regular, late] if n % 3 == 0 else [late]) for n, m in enumerate(members)]
 
 
+def _world(chat_state: SandboxState) -> tuple[str, list[str], list[MemberWants], dict[str, str], Making]:
+    """The late role, the members, what they want, the roles' ids, and the steps still making the late one."""
+    late = _late_role(chat_state)
+    members = add_members(chat_state, BOB_GUILD, MEMBERS, [])
+    return late, members, _wants(members), {"role:late": late, "role:regular": REGULAR}, Making("role:late")
+
+
 def test_grants_of_made_roles_go_first_and_the_cursor_waits_for_the_late_role(
     chat_client: ChatClient, chat_state: SandboxState
 ):
-    late = _late_role(chat_state)
-    members = add_members(chat_state, BOB_GUILD, MEMBERS, [])
-    wants = _wants(members)
-    ids = {"role:late": late, "role:regular": REGULAR}
-    making = Making("role:late")
+    late, members, wants, ids, making = _world(chat_state)
     cursors: list[tuple[int, bool]] = []  # each checkpoint's cursor, and whether the late role was made by then
     chat_state.clear_log()
 
@@ -106,11 +109,7 @@ def test_grants_of_made_roles_go_first_and_the_cursor_waits_for_the_late_role(
 def test_a_run_stopped_while_a_role_is_being_made_resumes_from_its_cursor_and_grants_nothing_twice(
     chat_client: ChatClient, chat_state: SandboxState
 ):
-    late = _late_role(chat_state)
-    members = add_members(chat_state, BOB_GUILD, MEMBERS, [])
-    wants = _wants(members)
-    ids = {"role:late": late, "role:regular": REGULAR}
-    making = Making("role:late")
+    _, _, wants, ids, making = _world(chat_state)
     making.stopped = True
     chat_state.clear_log()
     saved: list[int] = []

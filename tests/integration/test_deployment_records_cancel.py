@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from svcconf.settings import get_settings
+from svcconf.store import write_intents
 from svcconf.store.deployment_items import DeploymentRecord, Progress
 from svcconf.store.deployment_records import AlreadyEnded, DeploymentCancelled, DeploymentRepository
 
@@ -64,7 +65,7 @@ def test_a_queued_deployment_cancelled_frees_its_guild_and_its_worker_can_no_lon
     with pytest.raises(DeploymentCancelled):
         repository.mark_running(record, steps=None, now=now)
     with pytest.raises(DeploymentCancelled):
-        repository.record_intent(record, "role:crew", 1)
+        write_intents.record_intents(record, {"role:crew": 1})
     assert repository.finish(record, "succeeded", "Done.", None, now) is False
     after = stored(repository, record)
     assert (after.status, after.cancelled_by, after.result) == ("cancelled", "1191000000000000103", "Cancelled.")
@@ -102,3 +103,26 @@ def test_progress_of_a_deployment_not_cancelled_answers_running(repository) -> N
     assert repository.record_progress(record, Progress(created={"role:a": "1"}), now) == "running"
     assert repository.finish(record, "succeeded", "Done.", None, now) is True
     assert stored(repository, record).status == "succeeded"
+
+
+def test_the_writes_a_running_deployment_begins_are_on_its_lock_until_it_is_cancelled_or_ends(repository) -> None:
+    record = started(repository)
+    now = datetime.now(UTC)
+    repository.mark_running(record, steps=None, now=now)
+    repository.extend_lock(record, int(now.timestamp()) + 7200)
+
+    write_intents.record_intents(record, {"role:crew": 1_795_000_000_000, "channel:deck": 1_795_000_000_100})
+    write_intents.record_intents(record, {"role:crew": 1_795_000_000_200})  # the same object's next write
+
+    assert write_intents.begun(record) == {"role:crew": 1_795_000_000_200, "channel:deck": 1_795_000_000_100}
+    assert stored(repository, record).journal_intents == {}  # the deployment's item gets them with their outcome
+    not_the_holder = record.model_copy(update={"deployment_id": record.deployment_id[:-2] + "02"})
+    assert write_intents.begun(not_the_holder) == {}
+    with pytest.raises(DeploymentCancelled):  # nor can it write on another deployment's lock
+        write_intents.record_intents(not_the_holder, {"role:crew": 1})
+    repository.cancel(record, by="1191000000000000103", result="Cancelled.", now=now)
+    with pytest.raises(DeploymentCancelled):
+        write_intents.record_intents(record, {"role:mate": 1_795_000_000_300})
+    assert "role:mate" not in write_intents.begun(record)
+    repository.settle_cancelled(record, "Cancelled.", now)
+    assert write_intents.begun(record) == {}  # the lock is gone with them

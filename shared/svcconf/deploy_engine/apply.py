@@ -13,7 +13,6 @@ What a failure means decides what happens next:
 from __future__ import annotations
 
 import contextvars
-import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -139,19 +138,12 @@ class PlanApplier:
         steps make them and whether the steps are still going; its result joins the steps'."""
         scheduler = StepScheduler(self.plan.steps, self.guild_id)
 
-        journal = threading.Lock()  # one write to the deployment's record at a time
-
         def execute(step: Step) -> Callable[[], None]:
-            # Its intent before its request; its outcome after, while the next step of its bucket goes.
-            with journal:
-                intend(step)
+            # Its intent before its request; its outcome after, while the next step of its bucket goes. Both are
+            # called from the steps' threads side by side (the worker's journal gathers them into its writes).
+            intend(step)
             outcome = self._apply(step)
-
-            def journaled() -> None:
-                with journal:
-                    checkpoint(outcome)
-
-            return journaled
+            return lambda: checkpoint(outcome)
 
         if beside is None:
             return scheduler.run(execute, has_time=has_time, skip=skip)

@@ -7,12 +7,12 @@ creation buckets' headers, so the next plan knows what is left.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 
 from svcconf.chat import ChatClient
 from svcconf.chat.client import CREATE_ROUTES
 from svcconf.config.lint import LintWarning
-from svcconf.deploy_engine.apply import StepOutcome
 from svcconf.deploy_engine.quota import FIELDS, PLAN_KINDS, Observed, QuotaFigures, QuotaKind, figures, warning_message
 from svcconf.deploy_engine.steps import DeploymentPlan
 from svcconf.settings import get_settings
@@ -50,10 +50,11 @@ def quota_warnings(guild_id: str, plan: DeploymentPlan, now: datetime) -> list[Q
     return warnings
 
 
-def record_creations(guild_id: str, plan: DeploymentPlan, outcome: StepOutcome, now: datetime) -> None:
+def record_creations(guild_id: str, plan: DeploymentPlan, made: Mapping[str, str], now: datetime) -> None:
+    """`made`: the objects steps created (plan key -> id)."""
     kinds = {item.key: item.kind for item in plan.items}
     created: dict[QuotaKind, list[str]] = {kind: [] for kind in KINDS}
-    for key, object_id in outcome.created.items():
+    for key, object_id in made.items():
         if kinds.get(key) in PLAN_KINDS:
             created[PLAN_KINDS[kinds[key]]].append(object_id)
     for kind, ids in created.items():

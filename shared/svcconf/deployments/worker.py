@@ -1,12 +1,11 @@
 """The worker side of a deployment (deployWorker): run, resume, wait and finish.
 
 `run_job` snapshots the guild before its first write, applies the plan's steps side by side across the platform's
-buckets (`deploy_engine/scheduler.py`) with a checkpoint after each,
-re-queues the rest when its time runs low or the platform asks to wait, and ends `succeeded`, `partial` or
-`failed`. A wait longer than SQS can delay (the platform's creation quota: hours) makes the deployment `waiting`
-until `resumes_at`, when an EventBridge Scheduler one-time schedule queues it again. A deployment cancelled
-(`cancel.py`) starts no more steps: the intent before each write and the checkpoint after each step tell it, what
-it wrote is journaled, and its guild is freed.
+buckets (`deploy_engine/scheduler.py`), journaled as they go (`run_journal.py`), re-queues the rest when its time
+runs low or the platform asks to wait, and ends `succeeded`, `partial` or `failed`. A wait longer than SQS can delay
+(the platform's creation quota: hours) makes the deployment `waiting` until `resumes_at`, when an EventBridge
+Scheduler one-time schedule queues it again. A deployment cancelled (`cancel.py`) starts no more steps: the intent
+before each write and the checkpoint after each step tell it, what it wrote is journaled, and its guild is freed.
 """
 
 from __future__ import annotations
@@ -29,12 +28,12 @@ from svcconf.deploy_engine.apply import (
     StepOutcome,
     UpdatedObject,
 )
-from svcconf.deploy_engine.journal import epoch_ms, fingerprint, fingerprint_of, guild_fields, made_by_the_write
+from svcconf.deploy_engine.journal import fingerprint, fingerprint_of, guild_fields, made_by_the_write
 from svcconf.deploy_engine.live import LiveGuild, read_live_guild
 from svcconf.deploy_engine.plan import plan_deployment
 from svcconf.deploy_engine.scheduler import AwaitedIds
 from svcconf.deploy_engine.snapshot import GuildSnapshot, channel_state, role_state
-from svcconf.deploy_engine.steps import KIND_GROUPS, DeploymentPlan, Step
+from svcconf.deploy_engine.steps import KIND_GROUPS, DeploymentPlan
 from svcconf.deployments import quota as creation_quota
 from svcconf.deployments import restore, restore_members, restore_parts
 from svcconf.deployments.common import (
@@ -46,10 +45,11 @@ from svcconf.deployments.common import (
     rollback_plan,
 )
 from svcconf.deployments.ids import translated
+from svcconf.deployments.run_journal import RunJournal, progress_of
 from svcconf.errors import BackupNotFound, ServiceUnavailable
 from svcconf.observability import logger, metrics
 from svcconf.settings import get_settings
-from svcconf.store import queues, schedules
+from svcconf.store import queues, schedules, write_intents
 from svcconf.store.deployment_items import (
     DeploymentKind,
     DeploymentRecord,
@@ -61,11 +61,6 @@ from svcconf.store.deployment_items import (
 from svcconf.store.deployment_records import DeploymentCancelled, DeploymentRepository
 
 MAX_INTERRUPTIONS = 20  # re-queued this often for the platform's sake: give up with what is done
-# The writes whose intent a deploy journals first: what a run cut off may have done without its checkpoint.
-JOURNALED_WRITES = (
-    *("create_role", "update_role", "create_channel", "update_channel", "modify_guild"),
-    *("delete_role", "delete_channel"),
-)
 
 
 def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
@@ -102,17 +97,7 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
             _adopt_unrecorded(repository, record, live, plan)
         applier = PlanApplier(client, record.guild_id, plan, audit_reason=f"svc {record.kind} {record.deployment_id}")
 
-        def intend(step: Step) -> None:
-            if record.kind in ("deploy", "restore") and step.op in JOURNALED_WRITES:
-                repository.record_intent(record, step.key, epoch_ms(utc_now()))
-
-        deleted_roles = {step.object_id for step in plan.steps if step.op == "delete_role"}
-
-        def checkpoint(outcome: StepOutcome) -> None:
-            status = repository.record_progress(record, _progress(outcome, deleted_roles), utc_now())
-            creation_quota.record_creations(record.guild_id, plan, outcome, utc_now())
-            if status == "cancelled":
-                raise DeploymentCancelled(record.deployment_id)  # journaled: now stop, before the next step
+        journal = RunJournal(repository, record, plan)
 
         def members_back(ids: AwaitedIds, going: Callable[[], bool]) -> bool:
             """Beside the steps: members get their roles back, each grant once the role it names is made."""
@@ -120,9 +105,9 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
 
         finished = applier.run(
             skip=set(record.journal_failed),
-            checkpoint=checkpoint,
+            checkpoint=journal.checkpoint,
             has_time=lambda: seconds_left() > margin,
-            intend=intend,
+            intend=journal.intend,
             beside=members_back if record.kind == "restore" else None,
         )
         if finished and target is not None and target.kind == "restore":  # and its rollback takes them back
@@ -214,7 +199,9 @@ def _adopt_unrecorded(
         *record.journal_deleted,
         *record.journal_failed,
     }
-    pending = sorted((at, key) for key, at in record.journal_intents.items() if key not in journaled)
+    # In flight: on the guild's lock; a release before this one kept them on the deployment's item.
+    begun = {**record.journal_intents, **write_intents.begun(record)}
+    pending = sorted((at, key) for key, at in begun.items() if key not in journaled)
     if not pending:
         return
     before = GuildSnapshot.from_backup_data(archive.get_backup(record.backup_id or "").backup_data)
@@ -242,7 +229,7 @@ def _adopt(
         outcome.count(
             "role" if isinstance(gone, Role) else "category" if gone and gone.is_category else "channel", "deleted"
         )
-        repository.record_progress(record, _progress(outcome), utc_now())
+        repository.record_progress(record, progress_of(outcome), utc_now(), {key: at})
         return
     item = next((item for item in plan.items if item.key == key), None)
     if item is None:
@@ -269,7 +256,8 @@ def _adopt(
             after[key] = fingerprint_of(live_object)
     if outcome.created or outcome.updated:
         logger.info("an object written by a run that was cut short", extra={"key": key})
-        repository.record_progress(record, _progress(outcome).model_copy(update={"after": after}), utc_now())
+        adopted = progress_of(outcome).model_copy(update={"after": after})
+        repository.record_progress(record, adopted, utc_now(), {key: at})
 
 
 def _object(guild: LiveGuild | GuildSnapshot, object_id: str) -> Role | Channel | None:
@@ -281,19 +269,6 @@ def _state(found: Role | Channel | None) -> dict[str, Any] | None:
     if found is None:
         return None
     return role_state(found) if isinstance(found, Role) else channel_state(found)
-
-
-def _progress(outcome: StepOutcome, deleted_roles: set[str] | None = None) -> Progress:
-    """One step's journal entries; a channel's fingerprint leaves out the overwrites of roles the plan deletes."""
-    return Progress(
-        created=outcome.created,
-        updated={key: entry.model_dump() for key, entry in outcome.updated.items()},
-        deleted=outcome.deleted,
-        failed=outcome.failed,
-        after={key: fingerprint_of(answer, deleted_roles or set()) for key, answer in outcome.answers.items()},
-        counts=outcome.counts,
-        errors=[StepError(**error.model_dump()) for error in outcome.errors],
-    )
 
 
 def _requeue(record: DeploymentRecord, job: DeployJob, pause: Exception) -> None:

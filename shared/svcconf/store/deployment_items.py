@@ -108,7 +108,8 @@ class DeploymentRecord(BaseModel):
     journal_updated: dict[str, dict[str, Any]] = Field(default_factory=dict)
     journal_failed: dict[str, str] = Field(default_factory=dict)
     journal_deleted: dict[str, str] = Field(default_factory=dict)  # plan key -> the id of the object deleted
-    journal_intents: dict[str, int] = Field(default_factory=dict)  # object key -> when its write began (Unix ms)
+    # object key -> when its write began (Unix ms), set with its outcome; those in flight are on the guild's lock
+    journal_intents: dict[str, int] = Field(default_factory=dict)
     journal_after: dict[str, str] = Field(default_factory=dict)  # object key -> its fingerprint
     restore: RestoreSource | None = None  # a restore's backup and options
     members_cursor: int = 0  # a restore: how many of the backup's members (by user id) the grants went through
@@ -138,6 +139,20 @@ class Progress(BaseModel):
     errors: list[StepError] = Field(default_factory=list)
 
 
+def merged(progresses: list[Progress]) -> Progress:
+    """Several steps' progress as one, in their order: a later entry of a key wins, the counts add up."""
+    whole = Progress()
+    for progress in progresses:
+        for journal in ("created", "updated", "deleted", "failed", "after"):
+            getattr(whole, journal).update(getattr(progress, journal))
+        for group, counters in progress.counts.items():
+            added = whole.counts.setdefault(group, {})
+            for counter, amount in counters.items():
+                added[counter] = added.get(counter, 0) + amount
+        whole.errors.extend(progress.errors)
+    return whole
+
+
 def configuration_key(deployment_id: str) -> str:
     """Where the documents bucket keeps a deployment's configuration when its item cannot."""
     return f"deployments/{deployment_id}/configuration.json.bz2"
@@ -161,9 +176,12 @@ def record_from(item: dict[str, Any]) -> DeploymentRecord:
     return DeploymentRecord.model_validate(plain_integers(values))
 
 
-def progress_update(progress: Progress, now: datetime) -> UpdateExpression:
-    """The update that adds one applied step's progress to its deployment's item, attribute by attribute."""
+def progress_update(progress: Progress, now: datetime, intents: dict[str, int] | None = None) -> UpdateExpression:
+    """The update that adds applied steps' progress to their deployment's item, attribute by attribute, with the
+    intents of their writes (object key -> Unix ms)."""
     update = UpdateExpression()
+    for key, at_ms in (intents or {}).items():
+        update.set(["journal_intents", key], at_ms)
     for key, object_id in progress.created.items():
         update.set(["journal_created", key], object_id)
     for key, updated in progress.updated.items():

@@ -4,16 +4,17 @@
   time, so a project's newest deployment is the first of a descending query). It carries its status, its step
   counts, its configuration (compressed, or in the documents bucket when too big: `svcconf.store.documents`),
   and its journal: the ids it created, the objects it updated with their previous attributes, the
-  objects that failed, the intent written before each write and the fingerprint of what each write left
-  (`svcconf.deploy_engine.journal`). Every applied step updates it in place (one UpdateItem), so a resumed worker knows
-  what was done.
-- The guild lock: `pk = GUILD#<guild_id>`, `sk = LOCK`, naming the deployment that holds it. It is taken in
-  the same transaction that writes the queued deployment (a conditional write, not a read-then-write) and
-  expires by itself (`expiration`) if a worker is ever lost for good.
+  objects that failed, the intent of each write journaled and the fingerprint of what each write left
+  (`svcconf.deploy_engine.journal`). Applied steps update it in place (one UpdateItem for those journaled together:
+  `svcconf.deployments.run_journal`), so a resumed worker knows what was done.
+- The guild lock: `pk = GUILD#<guild_id>`, `sk = LOCK`, naming the deployment that holds it, and the writes it has
+  begun (`svcconf.store.write_intents`). It is taken in the same transaction that writes the queued deployment (a
+  conditional write, not a read-then-write) and expires by itself (`expiration`) if a worker is ever lost for good.
 - A deployment's reference: `pk = DEPLOYMENT#<deployment_id>`, `sk = REF`, naming its item, written in the same
   transaction, so a deployment is found by its id alone (`cancel`, `rollback` with `deployment_id`).
 - Cancelling is a conditional update (only a deployment not yet ended); the worker's writes that follow one check
-  it: the intent before each write refuses a cancelled deployment, the checkpoint after each step answers its status.
+  it: the intent before each write refuses a cancelled deployment (on the lock, which the cancel marks), the checkpoint
+  after each step answers its status.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def _sk(project_id: str, deployment_id: str = "") -> str:
     return f"DEPLOYMENT#{project_id}#{deployment_id}"
 
 
-def _lock_key(guild_id: str) -> dict[str, str]:
+def lock_key(guild_id: str) -> dict[str, str]:
     return {"pk": f"GUILD#{guild_id}", "sk": "LOCK"}
 
 
@@ -97,7 +98,7 @@ class DeploymentRepository:
     def start(self, record: DeploymentRecord, *, lock_expiration: int, now: int) -> None:
         """Writes the queued deployment and takes its guild's lock, both or neither; `GuildBusy` if held."""
         lock = {
-            **_lock_key(record.guild_id),
+            **lock_key(record.guild_id),
             **lock_holder_key(record),
             "deployment_id": record.deployment_id,
             "expiration": lock_expiration,
@@ -136,7 +137,7 @@ class DeploymentRepository:
 
     def lock_holder(self, guild_id: str, now: int) -> DeploymentRecord | None:
         """The deployment that holds the guild's lock, if one does (an expired lock holds nothing)."""
-        lock = self._table.get_item(Key=_lock_key(guild_id), ConsistentRead=True).get("Item")
+        lock = self._table.get_item(Key=lock_key(guild_id), ConsistentRead=True).get("Item")
         if not lock or int(lock["expiration"]) < now:
             return None
         item = self._table.get_item(Key={"pk": lock["holder_pk"], "sk": lock["holder_sk"]}).get("Item")
@@ -223,7 +224,7 @@ class DeploymentRepository:
         """The cancelled running deployment's lock: marked so its worker can no longer extend it, and short."""
         try:
             self._table.update_item(
-                Key=_lock_key(record.guild_id),
+                Key=lock_key(record.guild_id),
                 UpdateExpression="SET expiration = :expiration, cancelled = :yes",
                 ConditionExpression="deployment_id = :id",
                 ExpressionAttributeValues={":expiration": expiration, ":id": record.deployment_id, ":yes": True},
@@ -236,7 +237,7 @@ class DeploymentRepository:
         """Frees the guild if this deployment still holds it."""
         try:
             self._table.delete_item(
-                Key=_lock_key(record.guild_id),
+                Key=lock_key(record.guild_id),
                 ConditionExpression="deployment_id = :id",
                 ExpressionAttributeValues={":id": record.deployment_id},
             )
@@ -322,23 +323,18 @@ class DeploymentRepository:
         update.set(["updated_at"], now.isoformat())
         self._update(record, update)
 
-    def record_progress(self, record: DeploymentRecord, progress: Progress, now: datetime) -> DeploymentStatus:
-        """One step's outcome, in place: journal entries set, counts added, errors appended, whatever the status
-        (a step written is journaled, cancelled or not). Answers "cancelled" if it was cancelled since, else
-        "running"."""
+    def record_progress(
+        self, record: DeploymentRecord, progress: Progress, now: datetime, intents: dict[str, int] | None = None
+    ) -> DeploymentStatus:
+        """Steps' outcomes, in place, with the `intents` of their writes: journal entries set, counts added, errors
+        appended, whatever the status (a step written is journaled, cancelled or not). Answers "cancelled" if it
+        was cancelled since, else "running"."""
         try:
-            self._update_active(record, progress_update(progress, now))
+            self._update_active(record, progress_update(progress, now, intents))
         except DeploymentCancelled:
-            self._update(record, progress_update(progress, now))
+            self._update(record, progress_update(progress, now, intents))
             return "cancelled"
         return "running"
-
-    def record_intent(self, record: DeploymentRecord, key: str, at_ms: int) -> None:
-        """Before a write: the object's key and when the write begins (a resumed run tells its object by it).
-        `DeploymentCancelled` if the deployment was cancelled: the write is not made."""
-        update = UpdateExpression()
-        update.set(["journal_intents", key], at_ms)
-        self._update_active(record, update)
 
     def finish(
         self, record: DeploymentRecord, status: DeploymentStatus, result: str, error: str | None, now: datetime
@@ -376,13 +372,14 @@ class DeploymentRepository:
         self.release(record)
 
     def extend_lock(self, record: DeploymentRecord, expiration: int) -> None:
-        """Only while the deployment holds the lock and was not cancelled."""
+        """Only while the deployment holds the lock and was not cancelled; its writes' intents go there
+        (`svcconf.store.write_intents`)."""
         try:
             self._table.update_item(
-                Key=_lock_key(record.guild_id),
-                UpdateExpression="SET expiration = :expiration",
+                Key=lock_key(record.guild_id),
+                UpdateExpression="SET expiration = :expiration, intents = if_not_exists(intents, :none)",
                 ConditionExpression="deployment_id = :id AND attribute_not_exists(cancelled)",
-                ExpressionAttributeValues={":expiration": expiration, ":id": record.deployment_id},
+                ExpressionAttributeValues={":expiration": expiration, ":id": record.deployment_id, ":none": {}},
             )
         except ClientError as failure:
             if not is_conditional_check_failure(failure):

@@ -50,12 +50,15 @@ class UpdateExpression:
         self.sets: list[str] = []
         self.removes: list[str] = []
         self.names: dict[str, str] = {}
+        self._placeholders: dict[str, str] = {}  # name -> its placeholder
         self.values: dict[str, Any] = {}
 
     def name(self, text: str) -> str:
-        placeholder = f"#n{len(self.names)}"
-        self.names[placeholder] = text
-        return placeholder
+        """One placeholder a name, however often it is used: a journal's batch names its maps once."""
+        if text not in self._placeholders:
+            self._placeholders[text] = f"#n{len(self.names)}"
+            self.names[self._placeholders[text]] = text
+        return self._placeholders[text]
 
     def value(self, value: Any) -> str:
         placeholder = f":v{len(self.values)}"

@@ -42,10 +42,15 @@ def lacking_dangerous(
 
 
 def restore_members(
-    client: ChatClient, record: DeploymentRecord, ids: AwaitedIds, has_time: Callable[[], bool]
+    client: ChatClient,
+    record: DeploymentRecord,
+    ids: AwaitedIds,
+    has_time: Callable[[], bool],
+    save: Callable[[int, MemberCounts, list[tuple[str, str]]], None],
 ) -> bool:
     """Beside the plan's steps: the members' roles, from the record's cursor on, each role's id read from `ids` (the
-    plan's, each waited for until the step that makes it has ended); False when time ran out first."""
+    plan's, each waited for until the step that makes it has ended); False when time ran out first. `save` keeps the
+    cursor, the counts and the grants made (the run's journal: in turn with the steps' outcomes)."""
     if record.restore is None or not record.restore.members:
         return True
     fresh = deployment_repository().get(record.user_id, record.project_id, record.deployment_id) or record
@@ -61,7 +66,7 @@ def restore_members(
 
     def checkpoint(at: GrantProgress) -> None:
         counted = MemberCounts(planned=at.planned, granted=at.granted, left_server=at.left_server, failed=at.failed)
-        restore_journal.save_member_progress(record, at.cursor, counted, made)
+        save(at.cursor, counted, made)
 
     return grant_members(
         client,

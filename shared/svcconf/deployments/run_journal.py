@@ -4,7 +4,8 @@
   step's request waits for a small write, however large the deployment's journal has grown;
 - each step's outcome after it, on the deployment's item with the intents of its writes, gathered: while one update
   of the item is under way the outcomes that arrive wait, and the next update takes them all
-  (`svcconf.store.group_commit`); the creations among them counted against the guild's quota in the same turn.
+  (`svcconf.store.group_commit`); the creations among them counted against the guild's quota in the same turn, a
+  restore's member grants' progress (beside the steps) in turn with them.
 
 Each kind of write goes one at a time (moto, the local runner's DynamoDB, loses one of two concurrent updates of an
 item), the two side by side. At the platform's caps (750 steps) the outcomes take about half as many updates as
@@ -20,8 +21,8 @@ from svcconf.deploy_engine.apply import StepOutcome
 from svcconf.deploy_engine.journal import epoch_ms, fingerprint_of
 from svcconf.deploy_engine.steps import DeploymentPlan, Step
 from svcconf.deployments import quota as creation_quota
-from svcconf.store import write_intents
-from svcconf.store.deployment_items import DeploymentRecord, Progress, StepError, merged
+from svcconf.store import restore_journal, write_intents
+from svcconf.store.deployment_items import DeploymentRecord, MemberCounts, Progress, StepError, merged
 from svcconf.store.deployment_records import DeploymentCancelled, DeploymentRepository
 from svcconf.store.group_commit import GroupCommit
 
@@ -35,6 +36,14 @@ JOURNALED_WRITES = (
 class Intent(NamedTuple):
     key: str  # the object's
     at_ms: int  # when its write begins (Unix ms)
+
+
+class MemberProgress(NamedTuple):
+    """A restore's member grants beside the steps: how far they went, and every grant made so far."""
+
+    cursor: int
+    counts: MemberCounts
+    grants: list[tuple[str, str]]
 
 
 def progress_of(outcome: StepOutcome, deleted_roles: set[str] | None = None) -> Progress:
@@ -60,7 +69,7 @@ class RunJournal:
         self._deleted_roles = {step.object_id for step in plan.steps if step.op == "delete_role"}
         self._began: dict[str, int] = {}  # the steps' intents, until their outcome is journaled with them
         self._intents: GroupCommit[Intent] = GroupCommit(self._write_intents)
-        self._outcomes: GroupCommit[StepOutcome] = GroupCommit(self._write_outcomes)
+        self._outcomes: GroupCommit[StepOutcome | MemberProgress] = GroupCommit(self._write_outcomes)
 
     @property
     def writes(self) -> int:
@@ -78,10 +87,20 @@ class RunJournal:
         """After a step: journaled, then `DeploymentCancelled` if it was cancelled, before the next step starts."""
         self._outcomes.submit(outcome)
 
+    def save_members(self, cursor: int, counts: MemberCounts, grants: list[tuple[str, str]]) -> None:
+        """A restore's member grants so far, on the deployment's item too: in turn with the steps' outcomes."""
+        self._outcomes.submit(MemberProgress(cursor, counts, list(grants)))
+
     def _write_intents(self, intents: list[Intent]) -> None:
         write_intents.record_intents(self._record, dict(intents))
 
-    def _write_outcomes(self, outcomes: list[StepOutcome]) -> None:
+    def _write_outcomes(self, entries: list[StepOutcome | MemberProgress]) -> None:
+        members = [entry for entry in entries if isinstance(entry, MemberProgress)]
+        if members:  # the last says all
+            restore_journal.save_member_progress(self._record, *members[-1])
+        outcomes = [entry for entry in entries if isinstance(entry, StepOutcome)]
+        if not outcomes:
+            return
         progress = merged([progress_of(outcome, self._deleted_roles) for outcome in outcomes])
         began = {outcome.key: self._began.pop(outcome.key) for outcome in outcomes if outcome.key in self._began}
         status = self._repository.record_progress(self._record, progress, utc_now(), began)

@@ -101,7 +101,7 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
 
         def members_back(ids: AwaitedIds, going: Callable[[], bool]) -> bool:
             """Beside the steps: members get their roles back, each grant once the role it names is made."""
-            return restore_members.restore_members(client, record, ids, going)
+            return restore_members.restore_members(client, record, ids, going, journal.save_members)
 
         finished = applier.run(
             skip=set(record.journal_failed),

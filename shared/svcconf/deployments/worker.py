@@ -110,6 +110,7 @@ def run_job(job: DeployJob, seconds_left: Callable[[], float]) -> None:
             intend=journal.intend,
             beside=members_back if record.kind == "restore" else None,
         )
+        logger.info("steps journaled", extra={"journal_updates": journal.writes})
         if finished and target is not None and target.kind == "restore":  # and its rollback takes them back
             finished = restore_members.take_back_grants(client, record, target, lambda: seconds_left() > margin)
     except (DeploymentInterrupted, ChatRateLimited, ChatUnavailable) as pause:

@@ -35,34 +35,62 @@ class QueuePoller:
     stop: threading.Event
 
     def start(self) -> list[threading.Thread]:
+        # One thread receives for all the mapping's pollers, each batch invoked on a thread of its own, at most
+        # `pollers` at once: an idle queue costs one receive a second, not one per poller (15 a second for the
+        # three workers, most of an idle runner's CPU).
         pollers = min(self.runtime.concurrency, self.worker.maximum_concurrency or self.runtime.concurrency)
-        threads = [
-            threading.Thread(target=self._loop, name=f"poll-{self.worker.logical_id}-{i}", daemon=True)
-            for i in range(max(1, pollers))
-        ]
-        for thread in threads:
-            thread.start()
-        return threads
+        thread = threading.Thread(
+            target=self._loop,
+            args=(threading.BoundedSemaphore(max(1, pollers)),),
+            name=f"poll-{self.worker.logical_id}",
+        )
+        thread.daemon = True
+        thread.start()
+        return [thread]
 
-    def _loop(self) -> None:
+    def _loop(self, free: threading.BoundedSemaphore) -> None:
         while not self.stop.is_set():
+            if not free.acquire(timeout=1):  # every poller busy: receive nothing more until one is done
+                continue
             try:
-                self.poll_once(wait_seconds=1)
+                messages = self.receive(wait_seconds=1)
             except Exception:
+                free.release()
                 if not self.stop.is_set():
                     log.exception("poller for %s", self.worker.logical_id)
                     self.stop.wait(1)
+                continue
+            if not messages:
+                free.release()
+                continue
+            threading.Thread(
+                target=self._invoke_then_free,
+                args=(messages, free),
+                name=f"invoke-{self.worker.logical_id}",
+                daemon=True,
+            ).start()
 
-    def poll_once(self, wait_seconds: int = 0) -> None:
-        messages = self.sqs.receive_message(
+    def _invoke_then_free(self, messages: list[dict[str, Any]], free: threading.BoundedSemaphore) -> None:
+        try:
+            self.invoke(messages)
+        except Exception:
+            if not self.stop.is_set():
+                log.exception("poller for %s", self.worker.logical_id)
+        finally:
+            free.release()
+
+    def receive(self, wait_seconds: int) -> list[dict[str, Any]]:
+        messages: list[dict[str, Any]] = self.sqs.receive_message(
             QueueUrl=self.queue_url,
             MaxNumberOfMessages=max(1, min(self.worker.batch_size, SQS_MAX_BATCH)),
             WaitTimeSeconds=wait_seconds,
             MessageSystemAttributeNames=["All"],
             MessageAttributeNames=["All"],
         ).get("Messages", [])
-        if not messages:
-            return
+        return messages
+
+    def invoke(self, messages: list[dict[str, Any]]) -> None:
+        """The worker on one batch; the messages that succeeded are deleted, the rest left for redelivery."""
         try:
             result = self.runtime.invoke({"Records": [self._record(message) for message in messages]})
         except InvocationError as exc:

@@ -7,6 +7,7 @@ carry the valid credential of an operation's security scheme must never be answe
 from __future__ import annotations
 
 import hmac
+import itertools
 import os
 from typing import Any
 
@@ -47,3 +48,17 @@ def request_id_on_every_answer(ctx: Any, response: Any, case: Any) -> bool | Non
     if not request_id:
         raise AssertionError(f"{case.operation.label} answered {response.status_code} without x-request-id")
     return None
+
+
+# FUZZ_SHARD="k/n": this run sends the coverage phase's k-th case of every n (0-based), so n runs side by side send
+# them all. The phase's cases come in a fixed order, one pass and no retry, so the n runs' shares make up the whole.
+_SHARD = tuple(int(part) for part in os.environ["FUZZ_SHARD"].split("/")) if os.environ.get("FUZZ_SHARD") else None
+_coverage_cases_seen = itertools.count()
+
+
+@schemathesis.hook
+def filter_case(ctx: Any, case: Any) -> bool:
+    if _SHARD is None or case.meta is None or case.meta.phase.name != "coverage":
+        return True
+    index, count = _SHARD
+    return next(_coverage_cases_seen) % count == index

@@ -1,7 +1,10 @@
 """The fuzz gate: schemathesis against the committed openapi.json on a running `make run`, every operation in it.
 
 Cases per operation and the seed are bounded and fixed (`FUZZ_CASES`, `FUZZ_SEED`) so that `make test` runs the
-same cases in under 3 minutes; `make fuzz` runs the same gate with 1,000 cases per operation. Every check of
+same cases in under 3 minutes; `make fuzz` runs the same gate with 1,000 cases per operation. schemathesis runs once
+per operation (and per phase for the slow ones), `FUZZ_WORKERS` runs at once: svcAiChat's local model writes each
+answer at a real model's pace, and in one run those waits came one after another (868 s). An operation's cases
+depend only on the seed and its label, so they are those of one run over the whole document. Every check of
 schemathesis runs (no 5xx; statuses, content types, headers and bodies as the document says; schema-valid
 requests accepted and invalid ones refused; missing auth headers refused; undeclared methods 405 with `Allow`;
 every answer within API Gateway's 29 s; auth never ignored), plus the gate's own (tests/e2e/fuzz_checks.py).
@@ -15,6 +18,7 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from pathlib import Path
@@ -35,7 +39,12 @@ ROOT = Path(__file__).resolve().parents[2]
 OPENAPI = ROOT / "openapi.json"
 FUZZ_CASES = int(os.environ.get("FUZZ_CASES") or 20)
 FUZZ_SEED = int(os.environ.get("FUZZ_SEED") or 20261124)
-FUZZ_WORKERS = int(os.environ.get("FUZZ_WORKERS") or 2)
+FUZZ_WORKERS = int(os.environ.get("FUZZ_WORKERS") or 10)  # schemathesis runs at once
+PHASES = ("coverage", "fuzzing", "examples")  # per operation, the longest first; "stateful" on the whole document
+# The coverage phase's cases of these operations split over this many runs, and each phase of theirs a run of its own,
+# all started first and side by side: deployToChat's coverage phase has 2,250 cases (CPU), svcAiChat's ~60 answers
+# take ~12 s each (the local model's pace, waited out 8 at once: the runner's sandboxes per function).
+COVERAGE_SHARDS = {"/functions/deployToChat": 2, "/functions/svcAiChat": 8}
 ALICE = "1191000000000000101"  # a sandbox user with servers: the gate's bearer user is linked to her
 REDIRECT_URI = "http://127.0.0.1:5173/auth/callback"
 REQUEST_TIMEOUT_SECONDS = 30
@@ -75,6 +84,19 @@ class FuzzFigures:
     successes: Counter[str] = field(default_factory=Counter)  # 2xx answers per operation
     failed_checks: Counter[str] = field(default_factory=Counter)  # "operation: check" for every failed check
     statuses: Counter[int] = field(default_factory=Counter)
+
+    def add(self, other: FuzzFigures) -> None:
+        """Another run's figures into these (the runs cover different operations or phases)."""
+        self.exit_code = self.exit_code or other.exit_code
+        for mine, theirs in [
+            (self.cases, other.cases),
+            (self.requests, other.requests),
+            (self.server_errors, other.server_errors),
+            (self.successes, other.successes),
+            (self.failed_checks, other.failed_checks),
+        ]:
+            mine.update(theirs)
+        self.statuses.update(other.statuses)
 
     @property
     def conformance_failures(self) -> int:
@@ -146,7 +168,7 @@ def schemathesis_config(service: LocalService, *, credentials: bool) -> str:
 
 
 def run_schemathesis(
-    service: LocalService, directory: Path, *, credentials: bool, extra: tuple[str, ...] = ()
+    service: LocalService, directory: Path, *, credentials: bool, extra: tuple[str, ...] = (), shard: str = ""
 ) -> tuple[FuzzFigures, str]:
     """`schemathesis run` on the committed document against the runner; its figures and its report."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -157,12 +179,13 @@ def run_schemathesis(
         "SCHEMATHESIS_HOOKS": "tests.e2e.fuzz_checks",
         "FUZZ_BEARER_TOKEN": service.state["user_token"],
         "FUZZ_BOT_TOKEN": service.state["bot_token"],
+        "FUZZ_SHARD": shard,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
     command = [
         *(sys.executable, "-m", "schemathesis.cli", "--config-file", str(config), "run", str(OPENAPI)),
         *("--url", service.base_url, "--checks", "all", "--seed", str(FUZZ_SEED)),
-        *("--max-examples", str(FUZZ_CASES), "--workers", str(FUZZ_WORKERS), "--generation-database", "none"),
+        *("--max-examples", str(FUZZ_CASES), "--workers", "1", "--generation-database", "none"),
         *("--request-timeout", str(REQUEST_TIMEOUT_SECONDS), "--max-response-time", str(MAX_RESPONSE_SECONDS)),
         *("--no-color", "--output-truncate", "true"),
         *("--report", "ndjson", "--report-ndjson-path", str(events)),
@@ -175,6 +198,80 @@ def run_schemathesis(
     return read_figures(events, completed.returncode), report
 
 
+@dataclass(frozen=True)
+class GateRun:
+    """One schemathesis run of the gate: its name, its arguments, and its share of the coverage phase's cases."""
+
+    name: str
+    arguments: tuple[str, ...]
+    shard: str = ""  # FUZZ_SHARD for tests/e2e/fuzz_checks.py: "k/n", or every case
+
+
+def gate_runs(phases: tuple[str, ...]) -> list[GateRun]:
+    """The schemathesis runs that together cover `phases` on every operation, slowest first."""
+    runs: list[GateRun] = []
+    split = [path for path in COVERAGE_SHARDS if path in operation_paths()]
+    per_operation = [phase for phase in phases if phase != "stateful"]
+    for path in [*split, *(path for path in operation_paths() if path not in split)]:
+        name = path.rsplit("/", 1)[-1]
+        if path not in split:
+            runs.append(
+                GateRun(
+                    f"{name}-{'-'.join(per_operation)}", ("--include-path", path, "--phases", ",".join(per_operation))
+                )
+            )
+            continue
+        for phase in per_operation:
+            arguments = ("--include-path", path, "--phases", phase)
+            shards = COVERAGE_SHARDS[path] if phase == "coverage" else 1
+            runs += [
+                GateRun(f"{name}-{phase}-{k}", arguments, f"{k}/{shards}" if shards > 1 else "") for k in range(shards)
+            ]
+    if "stateful" in phases and _declares_links():  # links between operations: on the whole document
+        runs.append(GateRun("stateful", ("--phases", "stateful")))
+    return runs
+
+
+def _declares_links() -> bool:
+    """Whether a response of the document links to another operation: the stateful phase has nothing to run without
+    (a run of that phase alone then fails with "No links for stateful testing"; a run of every phase skips it)."""
+    document = json.loads(OPENAPI.read_text())
+    operations = [operation for item in document["paths"].values() for operation in item.values()]
+    responses = [
+        response
+        for operation in operations
+        if isinstance(operation, dict)
+        for response in operation.get("responses", {}).values()
+    ]
+    return any(response.get("links") for response in responses)
+
+
+def run_gate(
+    service: LocalService, directory: Path, *, credentials: bool, phases: tuple[str, ...], extra: tuple[str, ...] = ()
+) -> tuple[FuzzFigures, str]:
+    """Every run of `gate_runs`, FUZZ_WORKERS at once; their figures added up, and the reports of those that failed."""
+    with ThreadPoolExecutor(max_workers=FUZZ_WORKERS) as pool:
+        futures = {
+            run.name: pool.submit(
+                run_schemathesis,
+                service,
+                directory / run.name,
+                credentials=credentials,
+                extra=run.arguments + extra,
+                shard=run.shard,
+            )
+            for run in gate_runs(phases)
+        }
+        results = {name: future.result() for name, future in futures.items()}
+    total = FuzzFigures(exit_code=0)
+    reports = []
+    for name, (figures, report) in results.items():
+        total.add(figures)
+        if figures.exit_code or figures.failed_checks or figures.server_errors:
+            reports.append(f"==== schemathesis run {name} (exit {figures.exit_code})\n{report}")
+    return total, "\n".join(reports) or f"{len(results)} schemathesis runs, none failed"
+
+
 @pytest.fixture(scope="module")
 def fuzz_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
     """A runner of its own (the fuzzer may deploy to the sandbox's guilds, which other tests read), with the gate's
@@ -183,7 +280,29 @@ def fuzz_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServ
     with running(tmp_path_factory.mktemp("fuzz-run"), environ={"SVC_AI_PROVIDER": "local"}) as (state, _, log_path):
         service = LocalService(state=state, first_answer_seconds=0.0, log_path=log_path)
         _link_user(service)
+        _warm_up_the_ai_sandboxes(service, COVERAGE_SHARDS["/functions/svcAiChat"])
         yield service
+
+
+def _warm_up_the_ai_sandboxes(service: LocalService, count: int) -> None:
+    """`count` turns at once, so that svcAiChat's sandboxes are up before the gate's runs send theirs side by side:
+    a turn that waited for cold starts one after another (the runner starts one at a time) could pass 29 s."""
+    body = {"messages": [{"role": "user", "content": "A server for my chess club"}]}
+
+    def turn(_: int) -> requests.Response:
+        while True:  # the runner's own 429: no sandbox came free within 29 s, all of them still starting
+            answer = requests.post(
+                service.url("svcAiChat"),
+                json=body,
+                headers={"Authorization": f"Bearer {service.state['user_token']}"},
+                timeout=FIRST_REQUEST_TIMEOUT_SECONDS,
+            )
+            if answer.status_code != 429:
+                return answer
+
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        answers = list(pool.map(turn, range(count)))
+    assert [answer.status_code for answer in answers] == [200] * count, [answer.text for answer in answers]
 
 
 def _link_user(local_service: LocalService) -> None:
@@ -206,7 +325,7 @@ def test_every_operation_answers_as_openapi_json_says(
     fuzz_service: LocalService, tmp_path: Path, record_property: Any
 ) -> None:
     # Given valid credentials for both security schemes, when schemathesis runs every phase on every operation
-    figures, report = run_schemathesis(fuzz_service, tmp_path / "authenticated", credentials=True)
+    figures, report = run_gate(fuzz_service, tmp_path / "authenticated", credentials=True, phases=(*PHASES, "stateful"))
     _report_figures(record_property, figures, "fuzz gate")
 
     # Then every operation was exercised, none answered 5xx, and every check held
@@ -220,8 +339,8 @@ def test_no_operation_answers_2xx_without_its_credentials(
     fuzz_service: LocalService, tmp_path: Path, record_property: Any
 ) -> None:
     # Given no credentials at all (schemathesis sends none, or values it makes up), when schema-valid bodies are sent
-    figures, report = run_schemathesis(
-        fuzz_service, tmp_path / "anonymous", credentials=False, extra=("--phases", "fuzzing", "--mode", "positive")
+    figures, report = run_gate(
+        fuzz_service, tmp_path / "anonymous", credentials=False, phases=("fuzzing",), extra=("--mode", "positive")
     )
     _report_figures(record_property, figures, "fuzz gate without credentials")
 

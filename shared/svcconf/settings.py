@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import os
 from functools import cache
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
-from pydantic import BaseModel, BeforeValidator, Field, SecretStr
+from pydantic import BaseModel, BeforeValidator, Field, PrivateAttr, SecretStr
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.parameters import SecretsProvider
 
 
 def _csv(value: object) -> object:
@@ -22,15 +25,6 @@ def _csv(value: object) -> object:
 CsvList = Annotated[list[str], BeforeValidator(_csv)]
 
 SECRET_MAX_AGE_SECONDS = 300
-
-
-def _resolve_secret(clear: SecretStr | None, secret_id: str | None) -> str | None:
-    if secret_id:
-        # Imported here: Parameters costs ~150 ms of init and only AWS deployments need it.
-        from aws_lambda_powertools.utilities import parameters
-
-        return parameters.get_secret(secret_id, max_age=SECRET_MAX_AGE_SECONDS)
-    return clear.get_secret_value() if clear else None
 
 
 class Settings(BaseModel):
@@ -143,22 +137,37 @@ class Settings(BaseModel):
     cors_allow_origin: str = Field("*", alias="SVC_CORS_ALLOW_ORIGIN")
 
     model_config = {"populate_by_name": True, "extra": "ignore", "frozen": True}
+    _secrets: SecretsProvider | None = PrivateAttr(None)  # made at the first secret read, kept with the settings
+
+    def _resolve_secret(self, clear: SecretStr | None, secret_id: str | None) -> str | None:
+        if not secret_id:
+            return clear.get_secret_value() if clear else None
+        if self._secrets is None:
+            # Imported here: Parameters costs ~150 ms of init and only AWS deployments need it. The client is on
+            # boto3's default session, whose service models load once a process (Powertools' default provider
+            # opens a session of its own, and loads Secrets Manager's model again).
+            import boto3
+            from aws_lambda_powertools.utilities.parameters import SecretsProvider
+
+            self._secrets = SecretsProvider(boto3_client=boto3.client("secretsmanager"))
+        # No transform: a SecretString comes back as the string (what `get_secret` is typed to return).
+        return cast("str | None", self._secrets.get(secret_id, max_age=SECRET_MAX_AGE_SECONDS))
 
     def resolved_bot_token(self) -> str | None:
-        return _resolve_secret(self.bot_token, self.bot_token_secret_id)
+        return self._resolve_secret(self.bot_token, self.bot_token_secret_id)
 
     def resolved_bot_api_key(self) -> str | None:
         """What `x-bot-token` must equal: the bot's own API key when one is set, else the bot token."""
-        return _resolve_secret(self.bot_api_key, self.bot_api_key_secret_arn) or self.resolved_bot_token()
+        return self._resolve_secret(self.bot_api_key, self.bot_api_key_secret_arn) or self.resolved_bot_token()
 
     def resolved_jwt_secret(self) -> str | None:
-        return _resolve_secret(self.jwt_secret, self.jwt_secret_id)
+        return self._resolve_secret(self.jwt_secret, self.jwt_secret_id)
 
     def resolved_chat_client_secret(self) -> str | None:
-        return _resolve_secret(self.chat_client_secret, self.chat_client_secret_id)
+        return self._resolve_secret(self.chat_client_secret, self.chat_client_secret_id)
 
     def resolved_anthropic_api_key(self) -> str | None:
-        return _resolve_secret(self.anthropic_api_key, self.anthropic_api_key_secret_id)
+        return self._resolve_secret(self.anthropic_api_key, self.anthropic_api_key_secret_id)
 
 
 @cache

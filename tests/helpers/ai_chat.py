@@ -8,7 +8,6 @@ from typing import Any
 
 import boto3
 import pytest
-from aws_lambda_powertools.utilities import parameters
 
 from local.template import load_template
 from svcconf.api import budget
@@ -58,7 +57,6 @@ def chat(aws, fake_provider, function_environment, monkeypatch):
     start_budget = budget.start  # each invocation starts with the function's whole Timeout left, as in Lambda
     monkeypatch.setattr(budget, "start", lambda _context: start_budget(FunctionContext(TIMEOUT_SECONDS * 1000)))
     get_settings.cache_clear()
-    parameters.clear_caches()
     return fake_provider
 
 

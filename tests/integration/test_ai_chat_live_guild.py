@@ -8,7 +8,6 @@ from typing import Any
 
 import boto3
 import pytest
-from aws_lambda_powertools.utilities import parameters
 
 from local.ai_model.server import Step
 from svcconf.settings import get_settings
@@ -32,7 +31,6 @@ def chat(aws, invoke, platform, fake_provider, function_environment, monkeypatch
     boto3.client("secretsmanager", region_name="us-east-1").put_secret_value(SecretId=secret_id, SecretString=TEST_KEY)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     get_settings.cache_clear()
-    parameters.clear_caches()
     link(invoke, platform)
     platform.clear_log()
     return fake_provider

@@ -304,7 +304,6 @@ def test_the_key_comes_from_secrets_manager_and_an_empty_secret_means_not_config
     fake_provider, monkeypatch
 ) -> None:
     import boto3
-    from aws_lambda_powertools.utilities import parameters
     from moto import mock_aws
 
     with mock_aws():
@@ -314,7 +313,6 @@ def test_the_key_comes_from_secrets_manager_and_an_empty_secret_means_not_config
         monkeypatch.delenv("ANTHROPIC_API_KEY")
         monkeypatch.setenv("ANTHROPIC_API_KEY_SECRET_ID", with_value)
         get_settings.cache_clear()
-        parameters.clear_caches()
         fake_provider.script(Step(json={"text": "a", "count": 1}))
 
         ask()
@@ -322,7 +320,5 @@ def test_the_key_comes_from_secrets_manager_and_an_empty_secret_means_not_config
 
         monkeypatch.setenv("ANTHROPIC_API_KEY_SECRET_ID", without_value)
         get_settings.cache_clear()
-        parameters.clear_caches()
         with pytest.raises(AiNotConfigured):
             require_provider()
-    parameters.clear_caches()

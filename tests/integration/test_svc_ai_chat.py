@@ -10,7 +10,6 @@ from typing import Any
 
 import boto3
 import pytest
-from aws_lambda_powertools.utilities import parameters
 
 from local.ai_model import Step
 from local.samples import large_community
@@ -337,7 +336,6 @@ def test_a_key_secret_without_a_value_is_503_too(invoke, chat, monkeypatch) -> N
     empty = boto3.client("secretsmanager", region_name="us-east-1").create_secret(Name="ai-key-not-set-yet")["ARN"]
     monkeypatch.setenv("ANTHROPIC_API_KEY_SECRET_ID", empty)
     get_settings.cache_clear()
-    parameters.clear_caches()
 
     response = ask(invoke, {"messages": [user("hi")]})
 

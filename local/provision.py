@@ -7,6 +7,7 @@ intrinsic resolver as the functions' environment, so the local resources cannot 
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets as random_secrets
 import string
@@ -72,9 +73,6 @@ def provision(
     secret_values: logical id → SecretString; other secrets get CloudFormation's generated string.
     """
     provisioned = ProvisionedResources(tpl=tpl, region=region, endpoint_url=endpoint_url)
-    client_options: dict[str, Any] = {"region_name": region}
-    if endpoint_url:
-        client_options |= {"endpoint_url": endpoint_url, **LOCAL_CREDENTIALS}
     creators = {
         KMS_KEY_TYPE: _create_kms_key,
         KMS_ALIAS_TYPE: _create_kms_alias,
@@ -85,17 +83,24 @@ def provision(
         ROLE_TYPE: _create_role,
         BUCKET_TYPE: _create_bucket,
     }
-    clients: dict[str, Any] = {}
 
     def client(service: Service) -> Any:
-        if service not in clients:
-            clients[service] = boto3.client(service, **client_options)
-        return clients[service]
+        return _client(service, endpoint_url, region)
 
     resources = [resource for resource_type in creators for resource in resources_of_type(tpl, resource_type)]
     for resource in _in_dependency_order(resources):
         creators[resource.type](resource, provisioned, client, secret_values or {})
     return provisioned
+
+
+@functools.cache
+def _client(service: Service, endpoint_url: str | None, region: str) -> Any:
+    """One client a service, endpoint and region, kept from provisioning to provisioning: the tests provision the
+    template in moto once a test, and making the seven clients again was an eighth of an integration test's CPU."""
+    options: dict[str, Any] = {"region_name": region}
+    if endpoint_url:
+        options |= {"endpoint_url": endpoint_url, **LOCAL_CREDENTIALS}
+    return boto3.client(service, **options)
 
 
 def _in_dependency_order(resources: list[Resource]) -> list[Resource]:

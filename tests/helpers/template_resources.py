@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 
+import moto.kms.models
 import pytest
-from aws_lambda_powertools.utilities import parameters
 from moto import mock_aws
 
 from local.aws import ProvisionedResources
@@ -23,6 +23,12 @@ from local.provision import provision
 from local.template import Template, load_template
 from svcconf.settings import get_settings
 from tests.helpers.handlers import ROOT
+
+# moto makes a 2048-bit RSA private key for every KMS key it creates, symmetric ones and DynamoDB's default key
+# included (moto/kms/models.py, Key.__init__): a tenth of a second of CPU each, two or more a provisioning, a sixth
+# of an integration test's time. The service's KMS keys only encrypt symmetrically, which never reads that private
+# key: each key spec's is made once a process.
+moto.kms.models.generate_private_key = cache(moto.kms.models.generate_private_key)
 
 
 @cache
@@ -61,7 +67,5 @@ def template_resources(
         for name, value in resources.environment_for(None).items():
             monkeypatch.setenv(name, value)
         get_settings.cache_clear()
-        parameters.clear_caches()
         yield resources
     get_settings.cache_clear()
-    parameters.clear_caches()

@@ -298,6 +298,7 @@ def main(argv: list[str] | None = None) -> int:
 
     settings = LocalSettings.from_environ(dict(os.environ))
     settings.concurrency = 1
+    settings.preload_libraries = False  # the init duration it reports is Lambda's whole cold start
     if not settings.ai_provider and not os.environ.get("ANTHROPIC_API_KEY"):
         settings.ai_provider = "local"  # so the AI functions' events work as committed, without a key
     runner = Runner(tpl=load_template(args.template), settings=settings, quiet=True, silent=args.json)

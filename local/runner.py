@@ -2,7 +2,7 @@
 the pollers and the API, and stops them.
 
 API Gateway (REST, proxy integration) is emulated by a threading HTTP server (local/gateway_server.py); each
-function runs in its own spawned worker processes, warm and reused like Lambda sandboxes
+function runs in its own sandbox processes, warm and reused like Lambda sandboxes
 (local/lambda_runtime.py); AWS is a moto server provisioned from the template (local/provision.py); SQS-triggered
 functions are fed by pollers (local/queues.py).
 """
@@ -237,6 +237,7 @@ class Runner:
                 environ=self.function_environ(spec, function_name),
                 sys_path=sys_path,
                 concurrency=self.settings.concurrency,
+                preload_libraries=self.settings.preload_libraries,
             )
         return self.runtimes[spec.logical_id]
 

@@ -51,6 +51,7 @@ class LocalSettings:
     defaults_used: set[str]
     concurrency: int
     ai_provider: str = ""  # SVC_AI_PROVIDER: "local" serves the local model; unset: the provider's API
+    preload_libraries: bool = True  # sandboxes forked with the libraries imported; make invoke: fresh ones
 
     @classmethod
     def from_environ(cls, environ: dict[str, str]) -> LocalSettings:

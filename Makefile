@@ -2,7 +2,7 @@
 # pip and Debian's packages). The Lambda runtime is Python 3.13; the Makefile looks for it, pyenv's included.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-.PHONY: help check-python tools venv sam-venv node-tools clients-venv checkov-venv browser api-docs-layer run invoke test lint api-lint typecheck format build openapi openapi-check bench fuzz load clean checkov translate smoke
+.PHONY: help check-python tools checks venv sam-venv node-tools clients-venv checkov-venv browser api-docs-layer run invoke test lint api-lint typecheck format build openapi openapi-check bench fuzz load clean checkov translate smoke
 
 PYTHON313 ?= $(shell for p in python3.13 $$HOME/.pyenv/versions/3.13*/bin/python3.13 /root/.pyenv/versions/3.13*/bin/python3.13 /usr/local/bin/python3.13 /usr/bin/python3.13; do "$$p" -c 'import sys; assert sys.version_info[:2] == (3, 13)' >/dev/null 2>&1 && { echo "$$p"; break; }; done)
 VENV := .venv
@@ -12,6 +12,12 @@ SAM := $(SAM_VENV)/bin/sam
 # sam build looks for `python3.13` on PATH; pyenv's shim may not answer, the interpreter itself does.
 SAM_ENV := PATH="$(dir $(PYTHON313)):$$PATH" SAM_CLI_TELEMETRY=0 AWS_DEFAULT_REGION=us-east-1
 PIP_QUIET := --quiet --disable-pip-version-check
+# uv installs the pinned requirements into each virtualenv: the same packages pip resolves (`pip freeze` compared,
+# one to one), in seconds where pip takes minutes on a fresh machine. uv itself comes from pip into .venv-uv.
+UV_PIN := uv==0.13.8
+UV_VENV := .venv-uv
+UV := $(UV_VENV)/bin/uv
+UV_INSTALL = $(UV) pip install --quiet --python $(1)/bin/python -r $(2)
 # Some machines' pip configuration names local index folders that do not all exist, and pip warns once per
 # package and folder ("WARNING: Location 'file:///…/simple/six/' is ignored: it is neither a file nor a
 # directory."): a hundred lines that bury what matters. Exactly that warning is dropped; every other line
@@ -36,19 +42,23 @@ check-python:
 	  echo "Install it (e.g. 'pyenv install 3.13') or run: make <target> PYTHON313=/path/to/python3.13" >&2; \
 	  exit 1; fi
 
-$(VENV)/.installed: requirements.txt shared/requirements.txt | check-python
+$(UV): | check-python
+	$(PYTHON313) -m venv $(UV_VENV)
+	@$(UV_VENV)/bin/pip install $(PIP_QUIET) "$(UV_PIN)" $(PIP_FILTER)
+
+$(VENV)/.installed: requirements.txt shared/requirements.txt | check-python $(UV)
 	$(SAY) "creating the virtualenv .venv with $(PYTHON313)"
 	$(PYTHON313) -m venv $(VENV)
-	$(SAY) "installing $(call COUNT_PINS,requirements.txt shared/requirements.txt) pinned packages and their dependencies into .venv (one to three minutes the first time; pip is quiet until it is done)"
-	@started=$$(date +%s); $(PY) -m pip install $(PIP_QUIET) -r requirements.txt $(PIP_FILTER) && \
+	$(SAY) "installing $(call COUNT_PINS,requirements.txt shared/requirements.txt) pinned packages and their dependencies into .venv with uv (seconds)"
+	@started=$$(date +%s); $(call UV_INSTALL,$(VENV),requirements.txt) && \
 	  printf '==> .venv ready (%s s)\n' "$(call SECONDS_SINCE,$$started)"
 	@touch $@
 
-$(SAM_VENV)/.installed: requirements-sam.txt | check-python
+$(SAM_VENV)/.installed: requirements-sam.txt | check-python $(UV)
 	$(SAY) "creating the virtualenv .venv-sam for SAM CLI (it pins boto3 and pydantic of its own)"
 	$(PYTHON313) -m venv $(SAM_VENV)
-	$(SAY) "installing $(call COUNT_PINS,requirements-sam.txt) pinned package (aws-sam-cli) and its dependencies into .venv-sam (one to three minutes the first time; pip is quiet until it is done)"
-	@started=$$(date +%s); $(SAM_VENV)/bin/pip install $(PIP_QUIET) -r requirements-sam.txt $(PIP_FILTER) && \
+	$(SAY) "installing $(call COUNT_PINS,requirements-sam.txt) pinned package (aws-sam-cli) and its dependencies into .venv-sam with uv (seconds)"
+	@started=$$(date +%s); $(call UV_INSTALL,$(SAM_VENV),requirements-sam.txt) && \
 	  printf '==> .venv-sam ready (%s s)\n' "$(call SECONDS_SINCE,$$started)"
 	@touch $@
 
@@ -61,18 +71,18 @@ node_modules/.installed: package.json package-lock.json
 
 # openapi-python-client in a virtualenv of its own: its dependencies (ruff, httpx, typer ...) keep clear of .venv's pins.
 CLIENTS_VENV := .venv-clients
-$(CLIENTS_VENV)/.installed: requirements-clients.txt | check-python
-	$(SAY) "creating .venv-clients with openapi-python-client (the generated-clients test; about a minute the first time)"
+$(CLIENTS_VENV)/.installed: requirements-clients.txt | check-python $(UV)
+	$(SAY) "creating .venv-clients with openapi-python-client (the generated-clients test)"
 	$(PYTHON313) -m venv $(CLIENTS_VENV)
-	@$(CLIENTS_VENV)/bin/pip install $(PIP_QUIET) -r requirements-clients.txt $(PIP_FILTER)
+	@$(call UV_INSTALL,$(CLIENTS_VENV),requirements-clients.txt)
 	@touch $@
 
 # checkov in a virtualenv of its own (make checkov): it pins boto3, networkx and many more of its own.
 CHECKOV_VENV := .venv-checkov
-$(CHECKOV_VENV)/.installed: requirements-checkov.txt | check-python
-	$(SAY) "creating .venv-checkov with checkov (make checkov; one to two minutes the first time)"
+$(CHECKOV_VENV)/.installed: requirements-checkov.txt | check-python $(UV)
+	$(SAY) "creating .venv-checkov with checkov (make checkov)"
 	$(PYTHON313) -m venv $(CHECKOV_VENV)
-	@started=$$(date +%s); $(CHECKOV_VENV)/bin/pip install $(PIP_QUIET) -r requirements-checkov.txt $(PIP_FILTER) && \
+	@started=$$(date +%s); $(call UV_INSTALL,$(CHECKOV_VENV),requirements-checkov.txt) && \
 	  printf '==> .venv-checkov ready (%s s)\n' "$(call SECONDS_SINCE,$$started)"
 	@touch $@
 
@@ -154,10 +164,24 @@ openapi-check: venv
 tools:
 	@$(MAKE) --no-print-directory -j5 venv sam-venv checkov-venv clients-venv node-tools
 
-test: tools lint build openapi-check clients-venv browser  ## everything CI runs: lint, build, openapi check, all tests, the quick benchmarks, the mutation gate
-	$(SAY) "pytest: unit, integration, infrastructure and end-to-end tests on 2 workers (a few minutes)"
-	$(PY) -m pytest -n 2 --dist loadfile --durations=20
-	@$(MAKE) --no-print-directory bench-quick
+# What needs no server, side by side on the two cores (mypy alone is half a minute): each target's lines come
+# together when it ends.
+checks: tools
+	@$(MAKE) --no-print-directory -j3 --output-sync=target lint build openapi-check clients-venv browser
+
+# pytest on twice as many workers as the two cores: a third of its time is waiting (the sandbox's rate limits, the
+# local model's pace, runners starting), which the other workers' CPU fills. The quick bench runs beside it (half a
+# minute of CPU in its 100 s), its lines printed when pytest's end; then the gate.
+TEST_WORKERS ?= 4
+test: checks  ## everything CI runs: lint, build, openapi check, all tests, the quick benchmarks, the mutation gate
+	$(SAY) "pytest: unit, integration, infrastructure and end-to-end tests on $(TEST_WORKERS) workers, the quick bench beside it (ten minutes or so)"
+	@bench_log=$$(mktemp); \
+	( BENCH_QUICK=1 $(PY) -m bench > "$$bench_log" 2>&1 ) & bench=$$!; \
+	trap 'kill $$bench 2>/dev/null; rm -f "$$bench_log"' EXIT; \
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=20; tests=$$?; \
+	wait $$bench; quick=$$?; \
+	printf '==> %s\n' "bench: every piece once at a small size (BENCH_QUICK=1), beside pytest"; cat "$$bench_log"; \
+	[ $$tests -eq 0 ] && [ $$quick -eq 0 ]
 	@$(MAKE) --no-print-directory mutation-gate
 
 # The inner loop: unit + integration + e2e is every test (tests/infrastructure's quick ones run in the first two).
@@ -167,12 +191,12 @@ unit: venv  ## seconds: tests/unit and tests/infrastructure that start no server
 	SVC_TESTS_START_NOTHING=1 $(PY) -m pytest tests/unit tests/infrastructure -m "not starts" -n 0 -q
 
 integration: venv node-tools  ## tests/integration and tests/infrastructure: moto, the sandbox, the local model (minutes)
-	$(SAY) "pytest: tests/integration and tests/infrastructure on 2 workers (moto, the chat-platform sandbox and the local model on loopback)"
-	$(PY) -m pytest tests/integration tests/infrastructure -n 2 --dist loadfile
+	$(SAY) "pytest: tests/integration and tests/infrastructure on $(TEST_WORKERS) workers (moto, the chat-platform sandbox and the local model on loopback)"
+	$(PY) -m pytest tests/integration tests/infrastructure -n $(TEST_WORKERS) --dist loadfile
 
 e2e: venv node-tools clients-venv browser  ## tests/e2e: make run and make invoke started by the tests, the fuzz gate (minutes)
-	$(SAY) "pytest: tests/e2e on 2 workers (each file starts the local runner)"
-	$(PY) -m pytest tests/e2e -n 2 --dist loadfile
+	$(SAY) "pytest: tests/e2e on $(TEST_WORKERS) workers (each file starts the local runner)"
+	$(PY) -m pytest tests/e2e -n $(TEST_WORKERS) --dist loadfile
 
 hooks: venv  ## install the pre-commit hooks: ruff, mypy and the quick checks before each commit
 	$(VENV)/bin/pre-commit install
@@ -192,7 +216,7 @@ mutation-baseline: venv  ## rewrite local/mutation/baseline.toml from the gate's
 bench: venv  ## benchmarks that print figures (all, or BENCH="init_time deploy")
 	$(PY) -m bench $(BENCH)
 
-# After pytest, alone on the machine: its one line of figures is then the pieces' own time.
+# make test runs the same beside pytest: a piece that breaks fails it; run alone, the figures are the pieces' own time.
 bench-quick: venv  ## every benchmark once at a small size (BENCH_QUICK=1): a piece that breaks fails make test
 	$(SAY) "bench: every piece once at a small size (BENCH_QUICK=1, under a minute)"
 	BENCH_QUICK=1 $(PY) -m bench

@@ -1,8 +1,7 @@
 """Lambda's Python runtime, locally: each function scales out over sandbox processes, reused warm.
 
-A sandbox imports its handler once, then answers invocations over a pipe; one that crashes or times out
-is thrown away, as Lambda throws away the execution environment. Top-level imports stay light: every
-sandbox process imports this module when it starts.
+A sandbox (local/lambda_sandbox.py) imports its handler once, then answers invocations over a pipe; one that
+crashes or times out is thrown away, as Lambda throws away the execution environment.
 
 `make run`'s sandboxes are forked from a server process that has imported the third-party libraries every
 function uses (PRELOADED_LIBRARIES): a sandbox then imports only the layer and its handler, under its own
@@ -14,22 +13,17 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import importlib
 import json
 import logging
 import multiprocessing
-import os
-import signal
-import sys
 import threading
 import time
-import traceback
 import uuid
-import warnings
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from local.lambda_sandbox import sandbox_main
 from local.resources import FunctionSpec
 from local.template import LOCAL_ACCOUNT_ID, LOCAL_REGION
 
@@ -58,81 +52,8 @@ PRELOADED_LIBRARIES = (
     "jwt",
     "pydantic",
     "requests",
-    "local.lambda_runtime",
+    "local.lambda_sandbox",
 )
-
-
-# ---------------------------------------------------------------- inside a sandbox process
-
-
-@dataclass
-class LambdaContext:
-    """The attributes and method of the Lambda Python runtime's context object that handlers use."""
-
-    function_name: str
-    function_version: str
-    invoked_function_arn: str
-    memory_limit_in_mb: int
-    aws_request_id: str
-    log_group_name: str
-    log_stream_name: str
-    deadline_epoch: float
-    identity: Any = None
-    client_context: Any = None
-    tenant_id: str | None = None
-
-    def get_remaining_time_in_millis(self) -> int:
-        return max(0, int((self.deadline_epoch - time.time()) * 1000))
-
-
-def _exit_now() -> None:
-    """Ends the sandbox without the interpreter's teardown, as Lambda ends an environment: a function that
-    imported boto3, pydantic and Powertools takes a quarter of a second to tear down, times every sandbox."""
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
-    os._exit(0)
-
-
-def _sandbox_main(conn: Connection, setup: dict[str, Any]) -> None:
-    """One Lambda sandbox: the function's environment, its handler imported once, then invocations."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the runner shuts us down
-    with contextlib.suppress(AttributeError, ValueError):
-        sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-    os.environ.clear()
-    os.environ.update(setup["environ"])
-    # Metrics are disabled locally; Powertools still warns on each invocation that it has none to publish.
-    warnings.filterwarnings("ignore", "No application metrics to publish", UserWarning)
-    sys.path[:0] = [p for p in setup["sys_path"] if p not in sys.path]
-    try:
-        handler = getattr(importlib.import_module(setup["module"]), setup["attr"])
-    except BaseException as exc:
-        traceback.print_exc()
-        with contextlib.suppress(OSError):
-            conn.send(("init_error", f"{type(exc).__name__}: {exc}"))
-        return
-    try:
-        conn.send(("ready", os.getpid()))
-    except OSError:
-        return
-    while True:
-        try:
-            message = conn.recv()
-        except (EOFError, OSError):
-            return  # the runner is gone
-        if message is None:
-            _exit_now()
-        event, context_fields = message
-        try:
-            result = handler(event, LambdaContext(**context_fields))
-            reply: tuple[str, Any] = ("ok", json.dumps(result))
-        except Exception as exc:
-            traceback.print_exc()
-            reply = ("error", {"errorType": type(exc).__name__, "errorMessage": str(exc)})
-        try:
-            conn.send(reply)
-        except OSError:
-            return
 
 
 # ---------------------------------------------------------------- the runner's side
@@ -309,7 +230,7 @@ class FunctionRuntime:
             "attr": self.spec.handler_attr,
         }
         process = context.Process(
-            target=_sandbox_main, args=(child_conn, setup), name=f"sandbox-{self.function_name}", daemon=True
+            target=sandbox_main, args=(child_conn, setup), name=f"sandbox-{self.function_name}", daemon=True
         )
         sandbox = _Sandbox(process, parent_conn)
         with self._lock:

@@ -36,6 +36,7 @@ SKIPPED_DIRECTORIES = {
     ".venv-sam",
     ".venv-clients",
     ".venv-checkov",
+    ".venv-uv",
     ".aws-sam",
     ".artifacts",
     ".local-state",

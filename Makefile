@@ -169,19 +169,13 @@ tools:
 checks: tools
 	@$(MAKE) --no-print-directory -j3 --output-sync=target lint build openapi-check clients-venv browser
 
-# pytest on twice as many workers as the two cores: a third of its time is waiting (the sandbox's rate limits, the
-# local model's pace, runners starting), which the other workers' CPU fills. The quick bench runs beside it (half a
-# minute of CPU in its 100 s), its lines printed when pytest's end; then the gate.
+# pytest on twice as many workers as the two cores: a third of its time is waiting (the sandbox's rate limits at the
+# platform's pace, the local model at a real model's, runners starting), which the other workers' CPU fills.
 TEST_WORKERS ?= 4
 test: checks  ## everything CI runs: lint, build, openapi check, all tests, the quick benchmarks, the mutation gate
-	$(SAY) "pytest: unit, integration, infrastructure and end-to-end tests on $(TEST_WORKERS) workers, the quick bench beside it (ten minutes or so)"
-	@bench_log=$$(mktemp); \
-	( BENCH_QUICK=1 $(PY) -m bench > "$$bench_log" 2>&1 ) & bench=$$!; \
-	trap 'kill $$bench 2>/dev/null; rm -f "$$bench_log"' EXIT; \
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=20; tests=$$?; \
-	wait $$bench; quick=$$?; \
-	printf '==> %s\n' "bench: every piece once at a small size (BENCH_QUICK=1), beside pytest"; cat "$$bench_log"; \
-	[ $$tests -eq 0 ] && [ $$quick -eq 0 ]
+	$(SAY) "pytest: unit, integration, infrastructure and end-to-end tests on $(TEST_WORKERS) workers (ten minutes or so)"
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=20
+	@$(MAKE) --no-print-directory bench-quick
 	@$(MAKE) --no-print-directory mutation-gate
 
 # The inner loop: unit + integration + e2e is every test (tests/infrastructure's quick ones run in the first two).
@@ -216,7 +210,7 @@ mutation-baseline: venv  ## rewrite local/mutation/baseline.toml from the gate's
 bench: venv  ## benchmarks that print figures (all, or BENCH="init_time deploy")
 	$(PY) -m bench $(BENCH)
 
-# make test runs the same beside pytest: a piece that breaks fails it; run alone, the figures are the pieces' own time.
+# After pytest, alone on the machine: its one line of figures is then the pieces' own time.
 bench-quick: venv  ## every benchmark once at a small size (BENCH_QUICK=1): a piece that breaks fails make test
 	$(SAY) "bench: every piece once at a small size (BENCH_QUICK=1, under a minute)"
 	BENCH_QUICK=1 $(PY) -m bench

@@ -18,6 +18,7 @@ import pytest
 from local.ai_model.server import Step
 from svcconf import limits
 from svcconf.settings import get_settings
+from tests.helpers import ai_chat
 from tests.helpers.ai_chat import user
 from tests.helpers.handlers import bearer
 
@@ -117,6 +118,12 @@ def test_a_failing_turn_s_repair_round_is_inside_its_reservation(invoke, chat, c
 
 
 def test_parallel_turns_cannot_pass_the_day_s_tokens_together(invoke, chat, clock, reservations, monkeypatch):
+    # The admitted turns will wait on the refused ones, which on a busy machine (pytest's workers on two cores) can
+    # take longer than a turn's 25 s for the model: the model and the invocation get the whole minute of the hold
+    # (set first: a turn's reservation grows with the time it may take)
+    monkeypatch.setenv("SVC_AI_TIMEOUT_SECONDS", "90")
+    monkeypatch.setattr(ai_chat, "TIMEOUT_SECONDS", 120)
+    get_settings.cache_clear()
     # Given a day's limit that holds two turns' reservations and not three (measured on another user's turn)
     assert invoke("svcAiChat", {"messages": [user("A server for my book club")]}, headers=bearer("probe")).status == 200
     reserved = reservations[0]["ai_tokens_reserved"]

@@ -13,11 +13,12 @@ SAM := $(SAM_VENV)/bin/sam
 SAM_ENV := PATH="$(dir $(PYTHON313)):$$PATH" SAM_CLI_TELEMETRY=0 AWS_DEFAULT_REGION=us-east-1
 PIP_QUIET := --quiet --disable-pip-version-check
 # uv installs the pinned requirements into each virtualenv: the same packages pip resolves (`pip freeze` compared,
-# one to one), in seconds where pip takes minutes on a fresh machine. uv itself comes from pip into .venv-uv.
+# one to one), in seconds where pip takes minutes on a fresh machine; compiled to .pyc as pip does, so the first
+# imports of every process are not compiling. uv itself comes from pip into .venv-uv.
 UV_PIN := uv==0.13.8
 UV_VENV := .venv-uv
 UV := $(UV_VENV)/bin/uv
-UV_INSTALL = $(UV) pip install --quiet --python $(1)/bin/python -r $(2)
+UV_INSTALL = $(UV) pip install --quiet --compile-bytecode --python $(1)/bin/python -r $(2)
 # Some machines' pip configuration names local index folders that do not all exist, and pip warns once per
 # package and folder ("WARNING: Location 'file:///…/simple/six/' is ignored: it is neither a file nor a
 # directory."): a hundred lines that bury what matters. Exactly that warning is dropped; every other line
@@ -169,9 +170,10 @@ tools:
 checks: tools
 	@$(MAKE) --no-print-directory -j3 --output-sync=target lint build openapi-check clients-venv browser
 
-# pytest on twice as many workers as the two cores: a third of its time is waiting (the sandbox's rate limits at the
-# platform's pace, the local model at a real model's, runners starting), which the other workers' CPU fills.
-TEST_WORKERS ?= 4
+# pytest on more workers than the two cores: a third of its time is waiting (the sandbox's rate limits at the
+# platform's pace, the local model at a real model's, runners starting), which another worker's CPU fills. Four
+# saturated a fresh clone's two cores: timing tests (a runner's first answer, parallel AI turns) failed there.
+TEST_WORKERS ?= 3
 test: checks  ## everything CI runs: lint, build, openapi check, all tests, the quick benchmarks, the mutation gate
 	$(SAY) "pytest: unit, integration, infrastructure and end-to-end tests on $(TEST_WORKERS) workers (ten minutes or so)"
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=20

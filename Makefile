@@ -170,10 +170,10 @@ tools:
 checks: tools
 	@$(MAKE) --no-print-directory -j3 --output-sync=target lint build openapi-check clients-venv browser
 
-# pytest on more workers than the two cores: a third of its time is waiting (the sandbox's rate limits at the
-# platform's pace, the local model at a real model's, runners starting), which another worker's CPU fills. Four
-# saturated a fresh clone's two cores: timing tests (a runner's first answer, parallel AI turns) failed there.
-TEST_WORKERS ?= 3
+# pytest on one worker a core: a third of its time is waiting (the sandbox's rate limits at the platform's pace, the
+# local model at a real model's), and 3 or 4 workers fill it, but on a fresh clone's two cores they also starved
+# the timing tests (a runner's first answer, parallel AI turns), which failed. TEST_WORKERS=4 on a larger machine.
+TEST_WORKERS ?= 2
 test: checks  ## everything CI runs: lint, build, openapi check, all tests, the quick benchmarks, the mutation gate
 	$(SAY) "pytest: unit, integration, infrastructure and end-to-end tests on $(TEST_WORKERS) workers (ten minutes or so)"
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=20

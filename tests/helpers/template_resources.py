@@ -8,13 +8,16 @@ and the functions see the Globals environment less the variables that name a res
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
+from typing import Any
 
 import moto.kms.models
 import pytest
 from moto import mock_aws
+from moto.core.botocore_stubber import BotocoreStubber
 
 from local.aws import ProvisionedResources
 from local.function_environment import raw_environment
@@ -29,6 +32,22 @@ from tests.helpers.handlers import ROOT
 # of an integration test's time. The service's KMS keys only encrypt symmetrically, which never reads that private
 # key: each key spec's is made once a process.
 moto.kms.models.generate_private_key = cache(moto.kms.models.generate_private_key)
+
+# moto evaluates a ConditionExpression and then writes without a lock, where DynamoDB's conditional writes are
+# atomic: two threads' `take` could both pass the same counter's condition (parallel AI turns admitted three where
+# the day holds two, on a busy machine). DynamoDB's requests go one at a time, as local/aws.py does for `make run`.
+_moto_process_request = BotocoreStubber.process_request
+_dynamodb_lock = threading.Lock()
+
+
+def _process_request_atomically(stubber: BotocoreStubber, request: Any) -> Any:
+    if request.headers.get("X-Amz-Target", b"").startswith(b"DynamoDB_"):  # botocore's prepared headers are bytes
+        with _dynamodb_lock:
+            return _moto_process_request(stubber, request)
+    return _moto_process_request(stubber, request)
+
+
+BotocoreStubber.process_request = _process_request_atomically  # type: ignore[method-assign]
 
 
 @cache

@@ -118,9 +118,9 @@ def test_a_failing_turn_s_repair_round_is_inside_its_reservation(invoke, chat, c
 
 
 def test_parallel_turns_cannot_pass_the_day_s_tokens_together(invoke, chat, clock, reservations, monkeypatch):
-    # The admitted turns will wait on the refused ones, which on a busy machine (pytest's workers on two cores) can
-    # take longer than a turn's 25 s for the model: the model and the invocation get the whole minute of the hold
-    # (set first: a turn's reservation grows with the time it may take)
+    # A turn reserves what the model may write in the time it has left (min(AI timeout, invocation's time left)):
+    # with the invocation's time 30 s above the AI timeout, a turn that reaches its reservation late on a busy
+    # machine still reserves what the probe did, and a held turn outlasts a slow refusal (set before the probe)
     monkeypatch.setenv("SVC_AI_TIMEOUT_SECONDS", "90")
     monkeypatch.setattr(ai_chat, "TIMEOUT_SECONDS", 120)
     get_settings.cache_clear()

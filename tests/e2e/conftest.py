@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import requests
 
 from local.samples import SAMPLE_CONFIGURATION
 from tests.helpers.local_service import (
@@ -20,6 +19,7 @@ from tests.helpers.local_service import (
     LocalService,
     ScratchService,
     log_tail,
+    post_once_warm,
     running,
 )
 
@@ -29,11 +29,11 @@ def local_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSer
     """The runner on template.yaml and a free port; the time until it first answered a request."""
     with running(tmp_path_factory.mktemp("local-run")) as (state, started, log_path):
         assert state.get("sample_code"), f"no sample code was minted:\n{log_tail(log_path)}"
-        first = requests.post(
+        first = post_once_warm(
             f"{state['base_url']}/functions/getConfigByCode",
-            json={"code": state["sample_code"]},
-            headers={"x-bot-token": state["bot_token"]},
-            timeout=START_TIMEOUT_SECONDS,
+            {"code": state["sample_code"]},
+            {"x-bot-token": state["bot_token"]},
+            give_up_seconds=START_TIMEOUT_SECONDS,
         )
         first_answer_seconds = time.monotonic() - started
         assert first.status_code == 200, f"{first.status_code} {first.text}\n{log_tail(log_path)}"

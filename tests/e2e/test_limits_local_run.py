@@ -17,7 +17,7 @@ import requests
 from local.settings import LOCAL_JWT_SECRET
 from local.tokens import issue_token
 from tests.helpers.e2e_deployer import Deployer
-from tests.helpers.local_service import REQUEST_TIMEOUT_SECONDS, LocalService, running
+from tests.helpers.local_service import LocalService, post_once_warm, running
 
 pytestmark = pytest.mark.e2e
 
@@ -27,7 +27,6 @@ READS_PER_MINUTE = 4
 # repair round: contract v4 §4 svcAiChat, issue 31 finding 5) and spends about 11,000 to 15,000: the day holds one
 # turn's reservation, not a second's beside the first's spend (which "check first, spend after" would let through).
 TOKENS_PER_DAY = 38_000
-WARM_UP_SECONDS = 120  # the runner answers its own 429 (no sandbox free yet) while the sandboxes start
 DEMO = "1191000000000001001"
 
 
@@ -61,18 +60,7 @@ def token(sub: str) -> str:
 
 
 def call(service: LocalService, operation: str, body: dict[str, Any], bearer: str) -> requests.Response:
-    """One call; the runner's own 429 while a function's sandboxes start (a body without `limit`) is waited out."""
-    give_up_at = time.monotonic() + WARM_UP_SECONDS
-    while True:
-        response = requests.post(
-            service.url(operation),
-            json=body,
-            headers={"Authorization": f"Bearer {bearer}"},
-            timeout=REQUEST_TIMEOUT_SECONDS + 5,
-        )
-        starting = response.status_code == 429 and "limit" not in response.json()
-        if not starting or time.monotonic() > give_up_at:
-            return response
+    return post_once_warm(service.url(operation), body, {"Authorization": f"Bearer {bearer}"})
 
 
 def turn(service: LocalService, bearer: str, text: str = "A server for my chess club") -> requests.Response:

@@ -14,10 +14,9 @@ from boto3.dynamodb.conditions import Key
 
 from svcconf.config import ServerConfig, lint_config
 from svcconf.store import blobs
-from tests.helpers.local_service import REQUEST_TIMEOUT_SECONDS, log_tail, running
+from tests.helpers.local_service import REQUEST_TIMEOUT_SECONDS, log_tail, post_once_warm, running
 
 JOB_TIMEOUT_SECONDS = 180
-FIRST_REQUEST_TIMEOUT_SECONDS = 120
 
 
 def _table(state: dict[str, Any]) -> Any:
@@ -42,17 +41,6 @@ def _library(table: Any) -> list[dict[str, Any]]:
         arguments["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
 
-def _first_call(url: str, body: dict[str, Any], headers: dict[str, str]) -> requests.Response:
-    """The first request waits for the function's sandboxes to start: on a loaded machine the runner may answer
-    429 (no sandbox free in time) until they are up."""
-    deadline = time.monotonic() + FIRST_REQUEST_TIMEOUT_SECONDS
-    while True:
-        response = requests.post(url, json=body, headers=headers, timeout=FIRST_REQUEST_TIMEOUT_SECONDS)
-        if response.status_code != 429 or time.monotonic() > deadline:
-            return response
-        time.sleep(1)
-
-
 def test_make_run_seeds_exactly_50_distinct_valid_templates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SVC_AI_PROVIDER", "local")
     monkeypatch.setenv("SVC_LOCAL_CONCURRENCY", "1")  # one sandbox per function: lighter on a shared machine
@@ -63,7 +51,7 @@ def test_make_run_seeds_exactly_50_distinct_valid_templates(tmp_path: Path, monk
         url = f"{state['base_url']}/functions/seedTemplates"
         admin = {"Authorization": f"Bearer {state['admin_token']}"}
 
-        started = _first_call(url, {"count": 50}, admin)
+        started = post_once_warm(url, {"count": 50}, admin)
         busy = requests.post(url, json={"count": 5}, headers=admin, timeout=REQUEST_TIMEOUT_SECONDS)
         assert started.status_code == 202, f"{started.text}\n{log_tail(log_path)}"
         job_id = started.json()["job_id"]

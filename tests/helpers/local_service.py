@@ -41,6 +41,19 @@ print(minted.code)
 """
 
 
+def post_once_warm(url: str, body: Any, headers: dict[str, str], *, give_up_seconds: float = 120) -> requests.Response:
+    """One request, sent again while the runner answers its own 429 (no sandbox came free within 29 s: a function's
+    sandboxes still starting on a busy machine, as a Lambda cold start can be throttled); the service's own 429 of
+    a limit (its body names the `limit`) is an answer."""
+    give_up_at = time.monotonic() + give_up_seconds
+    while True:
+        response = requests.post(url, json=body, headers=headers, timeout=REQUEST_TIMEOUT_SECONDS + 5)
+        starting = response.status_code == 429 and "limit" not in response.json()
+        if not starting or time.monotonic() > give_up_at:
+            return response
+        time.sleep(0.5)
+
+
 @dataclass
 class LocalService:
     state: dict[str, Any]

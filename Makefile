@@ -13,12 +13,13 @@ SAM := $(SAM_VENV)/bin/sam
 SAM_ENV := PATH="$(dir $(PYTHON313)):$$PATH" SAM_CLI_TELEMETRY=0 AWS_DEFAULT_REGION=us-east-1
 PIP_QUIET := --quiet --disable-pip-version-check
 # uv installs the pinned requirements into each virtualenv: the same packages pip resolves (`pip freeze` compared,
-# one to one), in seconds where pip takes minutes on a fresh machine; compiled to .pyc as pip does, so the first
-# imports of every process are not compiling. uv itself comes from pip into .venv-uv.
+# one to one), in seconds where pip takes minutes on a fresh machine. .venv's are compiled to .pyc as pip does (every
+# test process imports them); the tools' virtualenvs are not: their processes compile the few modules they import.
+# uv itself comes from pip into .venv-uv.
 UV_PIN := uv==0.13.8
 UV_VENV := .venv-uv
 UV := $(UV_VENV)/bin/uv
-UV_INSTALL = $(UV) pip install --quiet --compile-bytecode --python $(1)/bin/python -r $(2)
+UV_INSTALL = $(UV) pip install --quiet $(3) --python $(1)/bin/python -r $(2)
 # Some machines' pip configuration names local index folders that do not all exist, and pip warns once per
 # package and folder ("WARNING: Location 'file:///…/simple/six/' is ignored: it is neither a file nor a
 # directory."): a hundred lines that bury what matters. Exactly that warning is dropped; every other line
@@ -51,7 +52,7 @@ $(VENV)/.installed: requirements.txt shared/requirements.txt | check-python $(UV
 	$(SAY) "creating the virtualenv .venv with $(PYTHON313)"
 	$(PYTHON313) -m venv $(VENV)
 	$(SAY) "installing $(call COUNT_PINS,requirements.txt shared/requirements.txt) pinned packages and their dependencies into .venv with uv (seconds)"
-	@started=$$(date +%s); $(call UV_INSTALL,$(VENV),requirements.txt) && \
+	@started=$$(date +%s); $(call UV_INSTALL,$(VENV),requirements.txt,--compile-bytecode) && \
 	  printf '==> .venv ready (%s s)\n' "$(call SECONDS_SINCE,$$started)"
 	@touch $@
 
@@ -170,14 +171,17 @@ tools:
 checks: tools
 	@$(MAKE) --no-print-directory -j3 --output-sync=target lint build openapi-check clients-venv browser
 
-# pytest on one worker a core: a third of its time is waiting (the sandbox's rate limits at the platform's pace, the
-# local model at a real model's), and 3 or 4 workers fill it, but on a fresh clone's two cores they also starved
-# the timing tests (a runner's first answer, parallel AI turns), which failed. TEST_WORKERS=4 on a larger machine.
-TEST_WORKERS ?= 2
+# pytest's workers: a third of the suite's time is waiting (the sandbox's rate limits at the platform's pace, the
+# local model at a real model's), which a third worker fills on two cores; the tests that measure time wait out
+# what a busy machine delays (a runner's cold sandboxes) rather than fail on it. Files go to the workers in the
+# collection's order (--no-loadscope-reorder): xdist's default sends the files with the most tests first, which left
+# the long single-test files (the runner's, the fuzz gate's) for the end, one worker busy and the others idle;
+# in order, tests/e2e's long files go first and the many quick files fill the ends.
+TEST_WORKERS ?= 3
+PYTEST_WORKERS = -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 test: checks  ## everything CI runs: lint, build, openapi check, all tests, the quick benchmarks, the mutation gate
-	$(SAY) "pytest: unit, integration, infrastructure and end-to-end tests on $(TEST_WORKERS) workers (ten minutes or so)"
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=20
-	@$(MAKE) --no-print-directory bench-quick
+	$(SAY) "pytest: unit, integration, infrastructure and end-to-end tests (the quick bench among them) on $(TEST_WORKERS) workers (ten minutes or so)"
+	$(PY) -m pytest $(PYTEST_WORKERS) --durations=20
 	@$(MAKE) --no-print-directory mutation-gate
 
 # The inner loop: unit + integration + e2e is every test (tests/infrastructure's quick ones run in the first two).
@@ -188,11 +192,11 @@ unit: venv  ## seconds: tests/unit and tests/infrastructure that start no server
 
 integration: venv node-tools  ## tests/integration and tests/infrastructure: moto, the sandbox, the local model (minutes)
 	$(SAY) "pytest: tests/integration and tests/infrastructure on $(TEST_WORKERS) workers (moto, the chat-platform sandbox and the local model on loopback)"
-	$(PY) -m pytest tests/integration tests/infrastructure -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest tests/integration tests/infrastructure $(PYTEST_WORKERS)
 
 e2e: venv node-tools clients-venv browser  ## tests/e2e: make run and make invoke started by the tests, the fuzz gate (minutes)
 	$(SAY) "pytest: tests/e2e on $(TEST_WORKERS) workers (each file starts the local runner)"
-	$(PY) -m pytest tests/e2e -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest tests/e2e $(PYTEST_WORKERS)
 
 hooks: venv  ## install the pre-commit hooks: ruff, mypy and the quick checks before each commit
 	$(VENV)/bin/pre-commit install
@@ -212,7 +216,7 @@ mutation-baseline: venv  ## rewrite local/mutation/baseline.toml from the gate's
 bench: venv  ## benchmarks that print figures (all, or BENCH="init_time deploy")
 	$(PY) -m bench $(BENCH)
 
-# After pytest, alone on the machine: its one line of figures is then the pieces' own time.
+# make test runs it as one of pytest's files (tests/e2e/test_bench_quick.py), beside the others.
 bench-quick: venv  ## every benchmark once at a small size (BENCH_QUICK=1): a piece that breaks fails make test
 	$(SAY) "bench: every piece once at a small size (BENCH_QUICK=1, under a minute)"
 	BENCH_QUICK=1 $(PY) -m bench

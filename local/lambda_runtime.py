@@ -28,6 +28,7 @@ from local.resources import FunctionSpec
 from local.template import LOCAL_ACCOUNT_ID, LOCAL_REGION
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from multiprocessing.connection import Connection
     from multiprocessing.context import ForkServerContext, SpawnContext
     from multiprocessing.process import BaseProcess
@@ -133,6 +134,9 @@ class FunctionRuntime:
     concurrency: int = DEFAULT_CONCURRENCY
     idle_seconds: float = SANDBOX_IDLE_SECONDS
     preload_libraries: bool = True  # forked from the libraries' server; False: a fresh interpreter (spawn)
+    # The seconds the runner's clock is ahead of real time, sent with each invocation: the layer's now
+    # (svcconf.clock) moves with it. None: real time, the layer's clock untouched.
+    clock_offset: Callable[[], float] | None = None
     _idle: list[_Sandbox] = field(default_factory=list)
     _waiters: collections.deque[_Waiter] = field(default_factory=collections.deque)
     _count: int = 0  # sandboxes started or starting
@@ -180,7 +184,7 @@ class FunctionRuntime:
             "deadline_epoch": time.time() + timeout,
         }
         try:
-            sandbox.conn.send((event, context))
+            sandbox.conn.send((event, context, self.clock_offset() if self.clock_offset else 0.0))
             if not sandbox.conn.poll(wait + 1):  # one second for the pipe on top of the function's time
                 self._discard(sandbox)  # like Lambda: a timed-out sandbox is not reused
                 raise InvocationError(f"Task timed out after {wait:.2f} seconds", timed_out=True)
@@ -228,6 +232,7 @@ class FunctionRuntime:
             "sys_path": self.sys_path,
             "module": self.spec.handler_module,
             "attr": self.spec.handler_attr,
+            "moved_clock": self.clock_offset is not None,
         }
         process = context.Process(
             target=sandbox_main, args=(child_conn, setup), name=f"sandbox-{self.function_name}", daemon=True

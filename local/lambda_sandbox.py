@@ -1,7 +1,8 @@
 """Inside a Lambda sandbox process: the function's environment, its handler imported once, then invocations.
 
 The runner's side (local/lambda_runtime.py) starts these processes and talks to them over a pipe. This module is the
-whole of what a sandbox imports from `local/` before its handler: the standard library only.
+whole of what a sandbox imports from `local/` before its handler: the standard library only (and, when the runner
+moves the clock, the layer's `svcconf.clock`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 import traceback
 import warnings
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -51,6 +53,17 @@ def _exit_now() -> None:
     os._exit(0)
 
 
+def _move_the_layers_clock(offset: list[float]) -> None:
+    """The layer's now (svcconf.clock.utc_now) `offset[0]` seconds ahead of real time, set before the handler's
+    modules import it by name; a function without the layer keeps real time."""
+    try:
+        clock: Any = importlib.import_module("svcconf.clock")
+    except ImportError:
+        return
+    real_now = clock.utc_now
+    clock.utc_now = lambda: real_now() + timedelta(seconds=offset[0])
+
+
 def sandbox_main(conn: Connection, setup: dict[str, Any]) -> None:
     """One Lambda sandbox: the function's environment, its handler imported once, then invocations."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the runner shuts us down
@@ -61,7 +74,10 @@ def sandbox_main(conn: Connection, setup: dict[str, Any]) -> None:
     # Metrics are disabled locally; Powertools still warns on each invocation that it has none to publish.
     warnings.filterwarnings("ignore", "No application metrics to publish", UserWarning)
     sys.path[:0] = [p for p in setup["sys_path"] if p not in sys.path]
+    clock_offset = [0.0]  # seconds ahead of real time, as the runner sent with the invocation
     try:
+        if setup.get("moved_clock"):
+            _move_the_layers_clock(clock_offset)
         handler = getattr(importlib.import_module(setup["module"]), setup["attr"])
     except BaseException as exc:
         traceback.print_exc()
@@ -79,7 +95,7 @@ def sandbox_main(conn: Connection, setup: dict[str, Any]) -> None:
             return  # the runner is gone
         if message is None:
             _exit_now()
-        event, context_fields = message
+        event, context_fields, clock_offset[0] = message
         try:
             result = handler(event, LambdaContext(**context_fields))
             reply: tuple[str, Any] = ("ok", json.dumps(result))

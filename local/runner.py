@@ -34,6 +34,8 @@ from local.samples import SAMPLE_CONFIGURATION, SAMPLE_PROJECT_ID, SAMPLE_PROJEC
 from local.template import LOCAL_NAME_PREFIX, LOCAL_REGION, QUEUE_TYPE, SECRET_TYPE, Template
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from local.aws import LocalAws, ProvisionedResources
     from local.seed import Seeded
 
@@ -238,8 +240,15 @@ class Runner:
                 sys_path=sys_path,
                 concurrency=self.settings.concurrency,
                 preload_libraries=self.settings.preload_libraries,
+                clock_offset=self._sandbox_clock_offset() if self.settings.shared_clock else None,
             )
         return self.runtimes[spec.logical_id]
+
+    def _sandbox_clock_offset(self) -> Callable[[], float] | None:
+        """SVC_LOCAL_SHARED_CLOCK=1: how far POST /_sandbox/clock moved the chat sandbox's clock, which the
+        functions' now then follows (a limit's minute or day passes without waiting for it)."""
+        state = getattr(self.chat_sandbox, "state", None)
+        return (lambda: state.clock_offset) if state is not None else None
 
     def _start_api(self) -> None:
         gateway = ApiGateway.from_template(self.tpl, self._runtime, quiet=self.quiet)

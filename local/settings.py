@@ -52,6 +52,7 @@ class LocalSettings:
     concurrency: int
     ai_provider: str = ""  # SVC_AI_PROVIDER: "local" serves the local model; unset: the provider's API
     preload_libraries: bool = True  # sandboxes forked with the libraries imported; make invoke: fresh ones
+    shared_clock: bool = False  # SVC_LOCAL_SHARED_CLOCK=1: the functions' now is the chat sandbox's (it moves)
 
     @classmethod
     def from_environ(cls, environ: dict[str, str]) -> LocalSettings:
@@ -68,7 +69,13 @@ class LocalSettings:
         ai_provider = (environ.get("SVC_AI_PROVIDER") or "").strip().lower()
         if ai_provider not in AI_PROVIDERS:
             raise SystemExit(f"SVC_AI_PROVIDER={ai_provider}: use 'local' (the local model) or leave it unset")
-        return cls(values=values, defaults_used=defaults_used, concurrency=max(1, concurrency), ai_provider=ai_provider)
+        return cls(
+            values=values,
+            defaults_used=defaults_used,
+            concurrency=max(1, concurrency),
+            ai_provider=ai_provider,
+            shared_clock=environ.get("SVC_LOCAL_SHARED_CLOCK") == "1",
+        )
 
     def use_local_model(self, base_url: str, api_key: str) -> None:
         """Point the AI functions at the local model: its URL and a placeholder key (into the key's secret)."""

@@ -32,8 +32,9 @@ DEMO = "1191000000000001001"
 
 @contextmanager
 def runner_with(directory: Path, **limits: int) -> Iterator[LocalService]:
-    """`make run` with the local model answering at once and these limits in its environment."""
-    environ = {"SVC_AI_PROVIDER": "local", "SVC_LOCAL_MODEL_TOKENS_PER_SECOND": "0"}
+    """`make run` with the local model answering at once and these limits in its environment; the functions' clock
+    is the chat sandbox's, which the tests move instead of waiting for a minute to pass."""
+    environ = {"SVC_AI_PROVIDER": "local", "SVC_LOCAL_MODEL_TOKENS_PER_SECOND": "0", "SVC_LOCAL_SHARED_CLOCK": "1"}
     environ |= {name: str(value) for name, value in limits.items()}
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("ANTHROPIC_API_KEY", raising=False)
@@ -67,12 +68,21 @@ def turn(service: LocalService, bearer: str, text: str = "A server for my chess 
     return call(service, "svcAiChat", {"messages": [{"role": "user", "content": text}]}, bearer)
 
 
-def fresh_minute(seconds_needed: float = 25.0) -> None:
-    """Waits for the next minute when this one has less than `seconds_needed` left: the counters' windows are
-    the clock's minutes, and a test's requests must fall in one."""
-    left = 60 - time.time() % 60
-    if left < seconds_needed:
-        time.sleep(left + 0.2)
+def move_clock(service: LocalService, seconds: float) -> None:
+    """Moves the runner's clock (the chat sandbox's, which the functions follow) `seconds` ahead."""
+    moved = requests.post(f"{sandbox(service)}/_sandbox/clock", json={"advance_seconds": seconds}, timeout=30)
+    assert moved.status_code == 200, moved.text
+
+
+def fresh_minute(service: LocalService) -> None:
+    """Moves the clock to the start of its next minute: the counters' windows are the clock's minutes, and a
+    test's requests must fall in one."""
+    now = requests.get(f"{sandbox(service)}/_sandbox/clock", timeout=30).json()["now"]
+    move_clock(service, 60 - now % 60 + 0.2)
+
+
+def sandbox(service: LocalService) -> str:
+    return service.state["chat_api_base_url"].removesuffix("/api/v10")
 
 
 def assert_refused(response: requests.Response, limit: str) -> int:
@@ -91,7 +101,7 @@ def test_turns_and_platform_reads_past_their_minute_are_429_until_it_ends(limite
     deployer = Deployer(limited)
     deployer.link()  # the dev user (ben) manages the demo guild: export and dry run
     turn(limited, token("e2e-warm-up"))  # the AI function's first sandbox is up
-    fresh_minute()
+    fresh_minute(limited)
     # Turns: ana's first two are answered, the third is 429
     assert [turn(limited, ana).status_code for _ in range(TURNS_PER_MINUTE)] == [200] * TURNS_PER_MINUTE
     turn_wait = assert_refused(turn(limited, ana), "SVC_AI_TURNS_PER_MINUTE")
@@ -120,7 +130,7 @@ def test_turns_and_platform_reads_past_their_minute_are_429_until_it_ends(limite
     assert call(limited, "validateChatInvite", {"invite": "svcDemo"}, ana).status_code == 200  # another user
     record_property("figures", f"limits through make run: turn 429 Retry-After {turn_wait} s, read 429 {read_wait} s")
 
-    time.sleep(max(turn_wait, read_wait) + 0.5)
+    move_clock(limited, max(turn_wait, read_wait) + 0.5)  # the minute passes
 
     assert turn(limited, ana).status_code == 200
     assert call(limited, "deployToChat", {"action": "import", "template": "svcGameNight"}, ben).status_code == 200
@@ -144,7 +154,7 @@ def test_parallel_turns_of_one_user_across_the_functions_sandboxes_stop_at_the_l
     """The runner's sandboxes are separate processes (Lambda instances): the counter in moto is shared by all."""
     fay = token("e2e-fay")
     turn(limited, token("e2e-warm-up"))  # a sandbox is up; the rest start on demand
-    fresh_minute()
+    fresh_minute(limited)
     with ThreadPoolExecutor(max_workers=6) as pool:
         answers = list(pool.map(lambda _: turn(limited, fay), range(6)))
     answered = [answer for answer in answers if answer.status_code == 200]

@@ -2,7 +2,7 @@
 # pip and Debian's packages). The Lambda runtime is Python 3.13; the Makefile looks for it, pyenv's included.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-.PHONY: help check-python tools checks venv sam-venv node-tools clients-venv checkov-venv browser api-docs-layer run invoke test lint api-lint typecheck format build openapi openapi-check bench fuzz load clean checkov translate smoke
+.PHONY: help check-python tools checks venv sam-venv node-tools clients-venv checkov-venv browser api-docs-layer run invoke test lint code-lint template-lint api-lint typecheck format build openapi openapi-check bench fuzz load clean checkov translate smoke
 
 PYTHON313 ?= $(shell for p in python3.13 $$HOME/.pyenv/versions/3.13*/bin/python3.13 /root/.pyenv/versions/3.13*/bin/python3.13 /usr/local/bin/python3.13 /usr/bin/python3.13; do "$$p" -c 'import sys; assert sys.version_info[:2] == (3, 13)' >/dev/null 2>&1 && { echo "$$p"; break; }; done)
 VENV := .venv
@@ -15,10 +15,12 @@ PIP_QUIET := --quiet --disable-pip-version-check
 # uv installs the pinned requirements into each virtualenv: the same packages pip resolves (`pip freeze` compared,
 # one to one), in seconds where pip takes minutes on a fresh machine. .venv's are compiled to .pyc as pip does (every
 # test process imports them); the tools' virtualenvs are not: their processes compile the few modules they import.
-# uv itself comes from pip into .venv-uv.
+# uv itself comes from the interpreter's pip into .venv-uv, and makes the other virtualenvs: `python -m venv` installs
+# pip into each (ensurepip, 5 CPU-s a virtualenv), which nothing here uses.
 UV_PIN := uv==0.13.8
 UV_VENV := .venv-uv
 UV := $(UV_VENV)/bin/uv
+UV_VENV_NEW = $(UV) venv --quiet --allow-existing --python $(PYTHON313) $(1)
 UV_INSTALL = $(UV) pip install --quiet $(3) --python $(1)/bin/python -r $(2)
 # Some machines' pip configuration names local index folders that do not all exist, and pip warns once per
 # package and folder ("WARNING: Location 'file:///…/simple/six/' is ignored: it is neither a file nor a
@@ -45,12 +47,12 @@ check-python:
 	  exit 1; fi
 
 $(UV): | check-python
-	$(PYTHON313) -m venv $(UV_VENV)
-	@$(UV_VENV)/bin/pip install $(PIP_QUIET) "$(UV_PIN)" $(PIP_FILTER)
+	$(PYTHON313) -m venv --without-pip $(UV_VENV)
+	@$(PYTHON313) -m pip --python $(UV_VENV)/bin/python install $(PIP_QUIET) "$(UV_PIN)" $(PIP_FILTER)
 
 $(VENV)/.installed: requirements.txt shared/requirements.txt | check-python $(UV)
 	$(SAY) "creating the virtualenv .venv with $(PYTHON313)"
-	$(PYTHON313) -m venv $(VENV)
+	$(call UV_VENV_NEW,$(VENV))
 	$(SAY) "installing $(call COUNT_PINS,requirements.txt shared/requirements.txt) pinned packages and their dependencies into .venv with uv (seconds)"
 	@started=$$(date +%s); $(call UV_INSTALL,$(VENV),requirements.txt,--compile-bytecode) && \
 	  printf '==> .venv ready (%s s)\n' "$(call SECONDS_SINCE,$$started)"
@@ -58,7 +60,7 @@ $(VENV)/.installed: requirements.txt shared/requirements.txt | check-python $(UV
 
 $(SAM_VENV)/.installed: requirements-sam.txt | check-python $(UV)
 	$(SAY) "creating the virtualenv .venv-sam for SAM CLI (it pins boto3 and pydantic of its own)"
-	$(PYTHON313) -m venv $(SAM_VENV)
+	$(call UV_VENV_NEW,$(SAM_VENV))
 	$(SAY) "installing $(call COUNT_PINS,requirements-sam.txt) pinned package (aws-sam-cli) and its dependencies into .venv-sam with uv (seconds)"
 	@started=$$(date +%s); $(call UV_INSTALL,$(SAM_VENV),requirements-sam.txt) && \
 	  printf '==> .venv-sam ready (%s s)\n' "$(call SECONDS_SINCE,$$started)"
@@ -75,7 +77,7 @@ node_modules/.installed: package.json package-lock.json
 CLIENTS_VENV := .venv-clients
 $(CLIENTS_VENV)/.installed: requirements-clients.txt | check-python $(UV)
 	$(SAY) "creating .venv-clients with openapi-python-client (the generated-clients test)"
-	$(PYTHON313) -m venv $(CLIENTS_VENV)
+	$(call UV_VENV_NEW,$(CLIENTS_VENV))
 	@$(call UV_INSTALL,$(CLIENTS_VENV),requirements-clients.txt)
 	@touch $@
 
@@ -83,7 +85,7 @@ $(CLIENTS_VENV)/.installed: requirements-clients.txt | check-python $(UV)
 CHECKOV_VENV := .venv-checkov
 $(CHECKOV_VENV)/.installed: requirements-checkov.txt | check-python $(UV)
 	$(SAY) "creating .venv-checkov with checkov (make checkov)"
-	$(PYTHON313) -m venv $(CHECKOV_VENV)
+	$(call UV_VENV_NEW,$(CHECKOV_VENV))
 	@started=$$(date +%s); $(call UV_INSTALL,$(CHECKOV_VENV),requirements-checkov.txt) && \
 	  printf '==> .venv-checkov ready (%s s)\n' "$(call SECONDS_SINCE,$$started)"
 	@touch $@
@@ -110,10 +112,15 @@ run: venv node-tools  ## the service on http://127.0.0.1:PORT_NOW (set PORT for 
 invoke: venv  ## one function once with one event, no Docker: make invoke FN=<operation> [EVENT=events/<operation>.json]
 	@$(PY) -m local.invoke $(FN) $(EVENT)
 
-lint: venv sam-venv typecheck api-lint checkov  ## ruff, mypy, Redocly, Spectral, cfn-lint, sam validate --lint, checkov
+# lint's parts are targets of their own, so that `make -j` runs them side by side (mypy is the longest).
+lint: typecheck checkov template-lint api-lint code-lint  ## ruff, mypy, Redocly, Spectral, cfn-lint, sam validate --lint, checkov
+
+code-lint: venv  ## ruff (check and format) and the check that nothing reads a folder beside the repository
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) -m local.outside_paths  # the repository stands alone: nothing reads a folder beside it
+
+template-lint: venv sam-venv  ## template.yaml: cfn-lint (informational rules too) and sam validate --lint
 	@# Informational rules too (-c I): each one is judged in template.yaml (a DeletionPolicy or a retention made explicit).
 	$(VENV)/bin/cfn-lint --include-checks I --non-zero-exit-code informational template.yaml
 	$(SAY) "sam validate --lint (SAM CLI starts slowly: a few seconds)"

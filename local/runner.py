@@ -257,12 +257,11 @@ class Runner:
         thread = threading.Thread(target=self.server.serve_forever, args=(0.1,), name="api-gateway", daemon=True)
         thread.start()
         self._threads.append(thread)
-        for runtime in self.runtimes.values():
-            runtime.prewarm()
-        self.say(
-            f"  API Gateway     {self.base_url}: {len(self.runtimes)} functions, each warming one sandbox process"
-            " in the background"
-        )
+        if self.settings.prewarm:
+            for runtime in self.runtimes.values():
+                runtime.prewarm()
+        warming = "warming one sandbox process in the background" if self.settings.prewarm else "cold until asked"
+        self.say(f"  API Gateway     {self.base_url}: {len(self.runtimes)} functions, each {warming}")
 
     def _start_pollers(self) -> None:
         workers = worker_functions(self.tpl)
@@ -272,7 +271,8 @@ class Runner:
         assert self.provisioned is not None
         for worker in workers:
             runtime = self._runtime(worker)
-            runtime.prewarm()
+            if self.settings.prewarm:
+                runtime.prewarm()
             sqs = self.moto.client("sqs", threads=runtime.concurrency)  # one poller thread at most per instance
             poller = QueuePoller(
                 worker=worker,

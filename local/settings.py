@@ -53,6 +53,7 @@ class LocalSettings:
     ai_provider: str = ""  # SVC_AI_PROVIDER: "local" serves the local model; unset: the provider's API
     preload_libraries: bool = True  # sandboxes forked with the libraries imported; make invoke: fresh ones
     shared_clock: bool = False  # SVC_LOCAL_SHARED_CLOCK=1: the functions' now is the chat sandbox's (it moves)
+    prewarm: bool = True  # SVC_LOCAL_PREWARM=0: a function's first sandbox starts on its first request
 
     @classmethod
     def from_environ(cls, environ: dict[str, str]) -> LocalSettings:
@@ -75,6 +76,7 @@ class LocalSettings:
             concurrency=max(1, concurrency),
             ai_provider=ai_provider,
             shared_clock=environ.get("SVC_LOCAL_SHARED_CLOCK") == "1",
+            prewarm=environ.get("SVC_LOCAL_PREWARM") != "0",
         )
 
     def use_local_model(self, base_url: str, api_key: str) -> None:

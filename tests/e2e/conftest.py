@@ -27,7 +27,7 @@ from tests.helpers.local_service import (
 @pytest.fixture(scope="session")
 def local_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
     """The runner on template.yaml and a free port; the time until it first answered a request."""
-    with running(tmp_path_factory.mktemp("local-run")) as (state, started, log_path):
+    with running(tmp_path_factory.mktemp("local-run"), prewarm=True) as (state, started, log_path):
         assert state.get("sample_code"), f"no sample code was minted:\n{log_tail(log_path)}"
         first = post_once_warm(
             f"{state['base_url']}/functions/getConfigByCode",
@@ -51,8 +51,8 @@ def scratch_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scratc
         (directory / "functions" / name / "__init__.py").write_text("")
         (directory / "functions" / name / "app.py").write_text(source)
     (directory / "functions" / "__init__.py").write_text("")
-    environ = {"SVC_LOCAL_CONCURRENCY": str(SCRATCH_CONCURRENCY)}
-    with running(directory, "--template", str(directory / "template.yaml"), environ=environ) as (state, _, log_path):
+    environ, template = {"SVC_LOCAL_CONCURRENCY": str(SCRATCH_CONCURRENCY)}, str(directory / "template.yaml")
+    with running(directory, "--template", template, environ=environ, prewarm=True) as (state, _, log_path):
         yield ScratchService(state=state, processed_file=processed_file, log_path=log_path)
 
 

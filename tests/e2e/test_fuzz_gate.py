@@ -277,7 +277,9 @@ def fuzz_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServ
     """A runner of its own (the fuzzer may deploy to the sandbox's guilds, which other tests read), with the gate's
     bearer user linked to a sandbox user so that getChatGuilds and deployToChat reach their logic."""
     # The AI operations answer from the local model, as they would from the provider (without one: 503).
-    with running(tmp_path_factory.mktemp("fuzz-run"), environ={"SVC_AI_PROVIDER": "local"}) as (state, _, log_path):
+    # Every function warm at start, as in `make run`: the gate's first runs reach all of them at once.
+    ai_run = {"SVC_AI_PROVIDER": "local"}
+    with running(tmp_path_factory.mktemp("fuzz-run"), environ=ai_run, prewarm=True) as (state, _, log_path):
         service = LocalService(state=state, first_answer_seconds=0.0, log_path=log_path)
         _link_user(service)
         _warm_up_the_ai_sandboxes(service, COVERAGE_SHARDS["/functions/svcAiChat"])

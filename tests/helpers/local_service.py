@@ -100,11 +100,18 @@ def log_tail(path: Path, lines: int = 40) -> str:
 
 @contextmanager
 def running(
-    directory: Path, *extra_args: str, environ: dict[str, str] | None = None
+    directory: Path, *extra_args: str, environ: dict[str, str] | None = None, prewarm: bool = False
 ) -> Iterator[tuple[dict[str, Any], float, Path]]:
-    """`python -m local.run` until the block ends: its state once ready, when it started, its log."""
+    """`python -m local.run` until the block ends: its state once ready, when it started, its log. `prewarm`: every
+    function warms a sandbox at start, as `make run` does; else each starts on its first request (SVC_LOCAL_PREWARM=0):
+    most tests' runners call a few of the twelve functions, and ten cold starts are 7 CPU-s of a busy machine."""
     state_file, log_path = directory / "state.json", directory / "runner.log"
-    environment = {key: value for key, value in os.environ.items() if key != "PORT"} | SUITE_LIMITS | (environ or {})
+    environment = (
+        {key: value for key, value in os.environ.items() if key != "PORT"}
+        | SUITE_LIMITS
+        | {"SVC_LOCAL_PREWARM": "1" if prewarm else "0"}
+        | (environ or {})
+    )
     command = [sys.executable, "-m", "local.run", "--port", str(free_port()), "--state-file", str(state_file)]
     started = time.monotonic()
     with log_path.open("w") as log:

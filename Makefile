@@ -2,7 +2,7 @@
 # pip and Debian's packages). The Lambda runtime is Python 3.13; the Makefile looks for it, pyenv's included.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-.PHONY: help check-python tools checks venv sam-venv node-tools clients-venv checkov-venv browser api-docs-layer run invoke test lint code-lint template-lint api-lint typecheck format build openapi openapi-check bench fuzz load clean checkov translate smoke
+.PHONY: help check-python tools checks checks-beside-pytest pytest-suite venv sam-venv node-tools clients-venv checkov-venv browser api-docs-layer run invoke test lint code-lint template-lint api-lint typecheck format build openapi openapi-check bench fuzz load clean checkov translate smoke
 
 PYTHON313 ?= $(shell for p in python3.13 $$HOME/.pyenv/versions/3.13*/bin/python3.13 /root/.pyenv/versions/3.13*/bin/python3.13 /usr/local/bin/python3.13 /usr/bin/python3.13; do "$$p" -c 'import sys; assert sys.version_info[:2] == (3, 13)' >/dev/null 2>&1 && { echo "$$p"; break; }; done)
 VENV := .venv
@@ -175,8 +175,16 @@ tools:
 
 # What needs no server, side by side on the two cores (mypy alone is half a minute): each target's lines come
 # together when it ends.
+CHECKS := lint build openapi-check
 checks: tools
-	@$(MAKE) --no-print-directory -j3 --output-sync=target lint build openapi-check clients-venv browser
+	@$(MAKE) --no-print-directory -j3 --output-sync=target $(CHECKS)
+
+# make test runs the checks beside pytest at the lowest priority (nice 19): no test reads what they make, and pytest
+# leaves the cores idle while its tests wait on the platform's pace or the model's, which the checks fill instead
+# of going first (two minutes of a fresh clone). Their lines, kept in .checks.log, come after pytest's.
+CHECKS_LOG := .checks.log
+checks-beside-pytest: tools
+	@nice -n 19 $(MAKE) --no-print-directory -j3 --output-sync=target $(CHECKS) > $(CHECKS_LOG) 2>&1
 
 # pytest's workers: a third of the suite's time is waiting (the sandbox's rate limits at the platform's pace, the
 # local model at a real model's), which a third worker fills on two cores; the tests that measure time wait out
@@ -186,10 +194,14 @@ checks: tools
 # in order, tests/e2e's long files go first and the many quick files fill the ends.
 TEST_WORKERS ?= 3
 PYTEST_WORKERS = -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
-test: checks  ## everything CI runs: lint, build, openapi check, all tests, the quick benchmarks, the mutation gate
-	$(SAY) "pytest: unit, integration, infrastructure and end-to-end tests (the quick bench among them) on $(TEST_WORKERS) workers (ten minutes or so)"
-	$(PY) -m pytest $(PYTEST_WORKERS) --durations=20
+test: tools  ## everything CI runs: lint, build, openapi check, all tests, the quick benchmarks, the mutation gate
+	@$(MAKE) --no-print-directory -j2 pytest-suite checks-beside-pytest; status=$$?; \
+	  printf '==> %s\n' "the checks that ran beside pytest (lint, build, the OpenAPI check):"; cat $(CHECKS_LOG); exit $$status
 	@$(MAKE) --no-print-directory mutation-gate
+
+pytest-suite: tools browser
+	$(SAY) "pytest: unit, integration, infrastructure and end-to-end tests (the quick bench among them) on $(TEST_WORKERS) workers (ten minutes or so), the checks beside it"
+	$(PY) -m pytest $(PYTEST_WORKERS) --durations=20
 
 # The inner loop: unit + integration + e2e is every test (tests/infrastructure's quick ones run in the first two).
 .PHONY: unit integration e2e hooks mutation mutation-gate mutation-baseline bench-quick

@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from bench.quick import QUICK
+
 ROOT = Path(__file__).resolve().parents[1]
 START_TIMEOUT_SECONDS = 90
 
@@ -37,6 +39,8 @@ def local_service(environ: dict[str, str] | None = None) -> Iterator[dict[str, A
             str(state_file),
         ]
         environment = {key: value for key, value in os.environ.items() if key != "PORT"} | (environ or {})
+        if QUICK:  # the figures are not kept: a function starts on its first request, not ten cold starts for nothing
+            environment |= {"SVC_LOCAL_PREWARM": "0"}
         with log_file.open("w") as log:
             process = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT)
         try:

@@ -33,6 +33,12 @@ SAY = @printf '==> %s\n'
 COUNT_PINS = $$(cat $(1) | grep -cE '^[A-Za-z0-9]')
 SECONDS_SINCE = $$(( $$(date +%s) - $(1) ))
 
+# The tests start hundreds of Python processes (the runner's sandboxes, make invoke's, schemathesis's, pytest's
+# workers), each importing the layer and the tests: under PYTHONDONTWRITEBYTECODE (which some images set) every one
+# compiles them again (a third of a sandbox's cold start) and each pytest worker rewrites every test module's
+# asserts anew. The .pyc files go to __pycache__/, which git ignores.
+unexport PYTHONDONTWRITEBYTECODE
+
 # make run's port: $PORT, else local/settings.py's DEFAULT_PORT; `make help` prints it where a text says PORT_NOW.
 PORT_NOW = $${PORT:-$$(sed -nE 's/^DEFAULT_PORT = ([0-9]+).*/\1/p' local/settings.py)}
 
@@ -192,7 +198,7 @@ checks-beside-pytest: tools
 # collection's order (--no-loadscope-reorder): xdist's default sends the files with the most tests first, which left
 # the long single-test files (the runner's, the fuzz gate's) for the end, one worker busy and the others idle;
 # in order, tests/e2e's long files go first and the many quick files fill the ends.
-TEST_WORKERS ?= 3
+TEST_WORKERS ?= 4
 PYTEST_WORKERS = -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 test: tools  ## everything CI runs: lint, build, openapi check, all tests, the quick benchmarks, the mutation gate
 	@$(MAKE) --no-print-directory -j2 pytest-suite checks-beside-pytest; status=$$?; \

@@ -193,8 +193,9 @@ checks-beside-pytest: tools
 	@nice -n 19 $(MAKE) --no-print-directory -j3 --output-sync=target $(CHECKS) > $(CHECKS_LOG) 2>&1
 
 # pytest's workers: a third of the suite's time is waiting (the sandbox's rate limits at the platform's pace, the
-# local model at a real model's), which a third worker fills on two cores; the tests that measure time wait out
-# what a busy machine delays (a runner's cold sandboxes) rather than fail on it. Files go to the workers in the
+# local model at a real model's), which four workers fill on two cores (three left a quarter of the cores idle in
+# the last five minutes); the tests that measure time wait out what a busy machine delays (a runner's cold
+# sandboxes) rather than fail on it. Files go to the workers in the
 # collection's order (--no-loadscope-reorder): xdist's default sends the files with the most tests first, which left
 # the long single-test files (the runner's, the fuzz gate's) for the end, one worker busy and the others idle;
 # in order, tests/e2e's long files go first and the many quick files fill the ends.

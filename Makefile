@@ -185,9 +185,9 @@ CHECKS := lint build openapi-check
 checks: tools
 	@$(MAKE) --no-print-directory -j3 --output-sync=target $(CHECKS)
 
-# make test runs the checks beside pytest at the lowest priority (nice 19): no test reads what they make, and pytest
-# leaves the cores idle while its tests wait on the platform's pace or the model's, which the checks fill instead
-# of going first (two minutes of a fresh clone). Their lines, kept in .checks.log, come after pytest's.
+# make test runs the checks beside pytest at the lowest priority (nice 19) instead of two minutes before it: no test
+# reads what they make, and they take the cores only when pytest's processes leave them (its tests wait on the
+# platform's pace or the model's). Their lines, kept in .checks.log, come after pytest's; a failure fails make test.
 CHECKS_LOG := .checks.log
 checks-beside-pytest: tools
 	@nice -n 19 $(MAKE) --no-print-directory -j3 --output-sync=target $(CHECKS) > $(CHECKS_LOG) 2>&1
@@ -195,10 +195,10 @@ checks-beside-pytest: tools
 # pytest's workers: a third of the suite's time is waiting (the sandbox's rate limits at the platform's pace, the
 # local model at a real model's), which four workers fill on two cores (three left a quarter of the cores idle in
 # the last five minutes); the tests that measure time wait out what a busy machine delays (a runner's cold
-# sandboxes) rather than fail on it. Files go to the workers in the
-# collection's order (--no-loadscope-reorder): xdist's default sends the files with the most tests first, which left
-# the long single-test files (the runner's, the fuzz gate's) for the end, one worker busy and the others idle;
-# in order, tests/e2e's long files go first and the many quick files fill the ends.
+# sandboxes) rather than fail on it. Files go to the workers in the collection's order (--no-loadscope-reorder):
+# xdist's default sends the files with the most tests first, which left the long single-test files (the runner's,
+# the fuzz gate's) for the end, one worker busy and the others idle; in order, tests/e2e's long files go first and
+# the many quick files fill the ends.
 TEST_WORKERS ?= 4
 PYTEST_WORKERS = -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 test: tools  ## everything CI runs: lint, build, openapi check, all tests, the quick benchmarks, the mutation gate

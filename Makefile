@@ -181,16 +181,15 @@ tools:
 
 # What needs no server, side by side on the two cores (mypy alone is half a minute): each target's lines come
 # together when it ends.
-CHECKS := lint build openapi-check
 checks: tools
-	@$(MAKE) --no-print-directory -j3 --output-sync=target $(CHECKS)
+	@$(MAKE) --no-print-directory -j3 --output-sync=target lint build openapi-check
 
 # make test runs the checks beside pytest at the lowest priority (nice 19) instead of two minutes before it: no test
 # reads what they make, and they take the cores only when pytest's processes leave them (its tests wait on the
 # platform's pace or the model's). Their lines, kept in .checks.log, come after pytest's; a failure fails make test.
 CHECKS_LOG := .checks.log
 checks-beside-pytest: tools
-	@nice -n 19 $(MAKE) --no-print-directory -j3 --output-sync=target $(CHECKS) > $(CHECKS_LOG) 2>&1
+	@nice -n 19 $(MAKE) --no-print-directory checks > $(CHECKS_LOG) 2>&1
 
 # pytest's workers: a third of the suite's time is waiting (the sandbox's rate limits at the platform's pace, the
 # local model at a real model's), which four workers fill on two cores (three left a quarter of the cores idle in

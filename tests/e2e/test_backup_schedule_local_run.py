@@ -28,10 +28,6 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
         yield LocalService(state=state, first_answer_seconds=time.monotonic() - started, log_path=log_path)
 
 
-def sandbox(service: LocalService) -> str:
-    return service.state["chat_api_base_url"].removesuffix("/api/v10")
-
-
 def manage(service: LocalService, body: dict[str, Any]) -> dict[str, Any]:
     response = service.call("manageBackup", body)
     assert response.status_code == 200, response.text
@@ -39,7 +35,7 @@ def manage(service: LocalService, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def later(service: LocalService, hours: float) -> None:
-    moved = requests.post(f"{sandbox(service)}/_sandbox/clock", json={"advance_seconds": hours * HOUR}, timeout=30)
+    moved = requests.post(f"{service.sandbox_url}/_sandbox/clock", json={"advance_seconds": hours * HOUR}, timeout=30)
     assert moved.status_code == 200, moved.text
 
 

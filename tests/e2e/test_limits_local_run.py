@@ -70,19 +70,15 @@ def turn(service: LocalService, bearer: str, text: str = "A server for my chess 
 
 def move_clock(service: LocalService, seconds: float) -> None:
     """Moves the runner's clock (the chat sandbox's, which the functions follow) `seconds` ahead."""
-    moved = requests.post(f"{sandbox(service)}/_sandbox/clock", json={"advance_seconds": seconds}, timeout=30)
+    moved = requests.post(f"{service.sandbox_url}/_sandbox/clock", json={"advance_seconds": seconds}, timeout=30)
     assert moved.status_code == 200, moved.text
 
 
 def fresh_minute(service: LocalService) -> None:
     """Moves the clock to the start of its next minute: the counters' windows are the clock's minutes, and a
     test's requests must fall in one."""
-    now = requests.get(f"{sandbox(service)}/_sandbox/clock", timeout=30).json()["now"]
+    now = requests.get(f"{service.sandbox_url}/_sandbox/clock", timeout=30).json()["now"]
     move_clock(service, 60 - now % 60 + 0.2)
-
-
-def sandbox(service: LocalService) -> str:
-    return service.state["chat_api_base_url"].removesuffix("/api/v10")
 
 
 def assert_refused(response: requests.Response, limit: str) -> int:

@@ -68,6 +68,11 @@ class LocalService:
         return f"{self.base_url}/functions/{operation}"
 
     @property
+    def sandbox_url(self) -> str:
+        """The chat-platform sandbox's root, where its `/_sandbox/...` controls are (the clock, the log)."""
+        return self.state["chat_api_base_url"].removesuffix("/api/v10")
+
+    @property
     def bot_headers(self) -> dict[str, str]:
         return {"x-bot-token": self.state["bot_token"]}
 
